@@ -1,0 +1,160 @@
+package spec
+
+import "time"
+
+// Built-in defaults, used where neither the app nor spec.defaults says.
+// Timeouts follow RFC section 3.8.5 ("simple deployment: 5 min / 5 min");
+// retry mirrors the DESIGN example.
+var (
+	DefaultTimeouts = Timeouts{Sync: Duration{5 * time.Minute}, Health: Duration{5 * time.Minute}}
+	DefaultRetry    = Retry{Limit: 3, Backoff: Duration{10 * time.Second}, Factor: 2, MaxBackoff: Duration{5 * time.Minute}}
+)
+
+const (
+	DefaultProject         = "default"
+	DefaultServer          = "https://kubernetes.default.svc"
+	DefaultTokenSecret     = "deployctl-argocd-token"
+	DefaultTokenKey        = "token"
+	DefaultParallelism     = 10
+	DefaultImagePullPolicy = "IfNotPresent"
+)
+
+// normalize fills every app with its effective settings (app, then
+// spec.defaults, then built-ins), so the compiler reads one place. It runs
+// only on a document that passed validation.
+func (p *Platform) normalize() {
+	s := &p.Spec
+	if s.ArgoCD.Project == "" {
+		s.ArgoCD.Project = DefaultProject
+	}
+	if s.ArgoCD.TokenSecret.Name == "" {
+		s.ArgoCD.TokenSecret.Name = DefaultTokenSecret
+	}
+	if s.ArgoCD.TokenSecret.Key == "" {
+		s.ArgoCD.TokenSecret.Key = DefaultTokenKey
+	}
+	if s.Workflow.Parallelism == 0 {
+		s.Workflow.Parallelism = DefaultParallelism
+	}
+	if s.Workflow.ImagePullPolicy == "" {
+		s.Workflow.ImagePullPolicy = DefaultImagePullPolicy
+	}
+	d := s.Defaults
+	for i := range s.Stacks {
+		for j := range s.Stacks[i].Apps {
+			a := &s.Stacks[i].Apps[j]
+			if a.Project == "" {
+				a.Project = s.ArgoCD.Project
+			}
+			if len(a.Sources) > 0 {
+				for k := range a.Sources {
+					a.Sources[k] = mergeSource(d.Source, &a.Sources[k])
+				}
+			} else {
+				src := mergeSource(d.Source, a.Source)
+				a.Source = &src
+			}
+			dst := mergeDestination(d.Destination, a.Destination)
+			a.Destination = &dst
+			if a.SyncOptions == nil {
+				a.SyncOptions = append([]string(nil), d.SyncOptions...)
+			}
+			if a.SyncPolicy == nil && d.SyncPolicy != nil {
+				sp := *d.SyncPolicy
+				a.SyncPolicy = &sp
+			}
+			t := mergeTimeouts(d.Timeouts, a.Timeouts)
+			a.Timeouts = &t
+			r := mergeRetry(d.Retry, a.Retry)
+			a.Retry = &r
+		}
+	}
+}
+
+// mergeSource overlays an app's source on the default source field by field.
+func mergeSource(def, own *Source) Source {
+	var s Source
+	if def != nil {
+		s = *def
+	}
+	if own == nil {
+		return s
+	}
+	if own.RepoURL != "" {
+		s.RepoURL = own.RepoURL
+	}
+	if own.TargetRevision != "" {
+		s.TargetRevision = own.TargetRevision
+	}
+	if own.Path != "" || own.Chart != "" {
+		s.Path, s.Chart = own.Path, own.Chart
+	}
+	if own.Ref != "" {
+		s.Ref = own.Ref
+	}
+	if own.Helm != nil {
+		s.Helm = own.Helm
+	}
+	if own.Kustomize != nil {
+		s.Kustomize = own.Kustomize
+	}
+	if own.Directory != nil {
+		s.Directory = own.Directory
+	}
+	return s
+}
+
+func mergeDestination(def, own *Destination) Destination {
+	var d Destination
+	if def != nil {
+		d = *def
+	}
+	if own != nil {
+		if own.Server != "" || own.Name != "" {
+			d.Server, d.Name = own.Server, own.Name
+		}
+		if own.Namespace != "" {
+			d.Namespace = own.Namespace
+		}
+	}
+	if d.Server == "" && d.Name == "" {
+		d.Server = DefaultServer
+	}
+	return d
+}
+
+func mergeTimeouts(def, own *Timeouts) Timeouts {
+	t := DefaultTimeouts
+	for _, o := range []*Timeouts{def, own} {
+		if o == nil {
+			continue
+		}
+		if o.Sync.Duration > 0 {
+			t.Sync = o.Sync
+		}
+		if o.Health.Duration > 0 {
+			t.Health = o.Health
+		}
+	}
+	return t
+}
+
+func mergeRetry(def, own *Retry) Retry {
+	r := DefaultRetry
+	for _, o := range []*Retry{def, own} {
+		if o == nil {
+			continue
+		}
+		r.Limit = o.Limit
+		if o.Backoff.Duration > 0 {
+			r.Backoff = o.Backoff
+		}
+		if o.Factor > 0 {
+			r.Factor = o.Factor
+		}
+		if o.MaxBackoff.Duration > 0 {
+			r.MaxBackoff = o.MaxBackoff
+		}
+	}
+	return r
+}

@@ -1,0 +1,30 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Duration is a time.Duration written as a Go duration string ("5m", "1h30m").
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON accepts a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"5m\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes the canonical Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// IsZero reports an unset duration (lets omitempty-like logic stay explicit).
+func (d Duration) IsZero() bool { return d.Duration == 0 }

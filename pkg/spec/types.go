@@ -1,0 +1,279 @@
+// Package spec holds the platform DAG spec: its Go types, the strict loader
+// that keeps the line of every field, and the semantic validation.
+//
+// The types mirror schema/platform.schema.json field for field; the schema is
+// checked first (it yields exact paths for type errors and unknown fields),
+// these structs are filled only from a document the schema accepted.
+package spec
+
+// APIVersion and Kind identify a platform spec document.
+const (
+	APIVersion = "deployctl.dev/v1alpha1"
+	Kind       = "Platform"
+)
+
+// Platform is one spec file.
+type Platform struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Metadata   Metadata     `json:"metadata"`
+	Spec       PlatformSpec `json:"spec"`
+}
+
+// Metadata names the platform; the name prefixes every generated object.
+type Metadata struct {
+	Name string `json:"name"`
+}
+
+// PlatformSpec is everything below spec:.
+type PlatformSpec struct {
+	ArgoCD               ArgoCD                `json:"argocd"`
+	Workflow             Workflow              `json:"workflow"`
+	Defaults             Defaults              `json:"defaults,omitempty"`
+	Stacks               []Stack               `json:"stacks"`
+	HealthCustomizations []HealthCustomization `json:"healthCustomizations,omitempty"`
+	HealthOptions        HealthOptions         `json:"healthOptions,omitempty"`
+	Events               *Events               `json:"events,omitempty"`
+	Bootstrap            *Bootstrap            `json:"bootstrap,omitempty"`
+}
+
+// ArgoCD says where the Argo CD API is and how the in-step binary reaches it.
+type ArgoCD struct {
+	Namespace string `json:"namespace"`
+	// Server is host:port of the Argo CD API (argocd-server).
+	Server  string `json:"server"`
+	Project string `json:"project,omitempty"`
+	// Plaintext talks HTTP instead of HTTPS (argocd-server --insecure).
+	Plaintext bool `json:"plaintext,omitempty"`
+	// InsecureSkipVerify accepts any server certificate. Off by default.
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+	// RootPath is argocd-server's --rootpath, if any.
+	RootPath string `json:"rootPath,omitempty"`
+	// TokenSecret is the Secret (in the workflow namespace) holding the Argo
+	// CD API token; it is mounted into step pods as a file.
+	TokenSecret SecretKeyRef `json:"tokenSecret,omitempty"`
+	// CASecret optionally holds the CA bundle for the Argo CD server's TLS.
+	CASecret *SecretKeyRef `json:"caSecret,omitempty"`
+}
+
+// SecretKeyRef names one key of one Secret.
+type SecretKeyRef struct {
+	Name string `json:"name,omitempty"`
+	Key  string `json:"key,omitempty"`
+}
+
+// Workflow configures the generated Argo Workflows objects.
+type Workflow struct {
+	Namespace      string `json:"namespace"`
+	ServiceAccount string `json:"serviceAccount"`
+	// Image is the in-step image, by tag or digest.
+	Image           string `json:"image"`
+	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
+	Parallelism     int    `json:"parallelism,omitempty"`
+}
+
+// Defaults apply to every app that does not say otherwise.
+type Defaults struct {
+	Source      *Source      `json:"source,omitempty"`
+	Destination *Destination `json:"destination,omitempty"`
+	Timeouts    *Timeouts    `json:"timeouts,omitempty"`
+	Retry       *Retry       `json:"retry,omitempty"`
+	SyncOptions []string     `json:"syncOptions,omitempty"`
+	SyncPolicy  *SyncPolicy  `json:"syncPolicy,omitempty"`
+}
+
+// Timeouts bound one node: the sync operation, then the wait for health.
+type Timeouts struct {
+	Sync   Duration `json:"sync,omitempty"`
+	Health Duration `json:"health,omitempty"`
+}
+
+// Retry is the retry policy for transient step failures (Argo retryStrategy).
+type Retry struct {
+	Limit      int      `json:"limit"`
+	Backoff    Duration `json:"backoff,omitempty"`
+	Factor     int      `json:"factor,omitempty"`
+	MaxBackoff Duration `json:"maxBackoff,omitempty"`
+}
+
+// SyncPolicy is the Application's steady-state policy once created. The
+// orchestration syncs explicitly either way; automated sync only matters
+// after the node's turn, for Phase 3 drift correction.
+type SyncPolicy struct {
+	Automated *Automated `json:"automated,omitempty"`
+}
+
+// Automated mirrors Argo CD's automated sync policy.
+type Automated struct {
+	Prune    bool `json:"prune,omitempty"`
+	SelfHeal bool `json:"selfHeal,omitempty"`
+}
+
+// Stack is a group of apps; stack-level dependsOn means every app of the
+// stack waits for every app of the named stacks (through one join node).
+type Stack struct {
+	Name      string   `json:"name"`
+	DependsOn []string `json:"dependsOn,omitempty"`
+	Apps      []App    `json:"apps"`
+}
+
+// App is one Argo CD Application and one node of the DAG.
+type App struct {
+	Name              string             `json:"name"`
+	DependsOn         []string           `json:"dependsOn,omitempty"`
+	Project           string             `json:"project,omitempty"`
+	Source            *Source            `json:"source,omitempty"`
+	Sources           []Source           `json:"sources,omitempty"`
+	Destination       *Destination       `json:"destination,omitempty"`
+	SyncOptions       []string           `json:"syncOptions,omitempty"`
+	SyncPolicy        *SyncPolicy        `json:"syncPolicy,omitempty"`
+	IgnoreDifferences []IgnoreDifference `json:"ignoreDifferences,omitempty"`
+	Labels            map[string]string  `json:"labels,omitempty"`
+	Annotations       map[string]string  `json:"annotations,omitempty"`
+	Timeouts          *Timeouts          `json:"timeouts,omitempty"`
+	Retry             *Retry             `json:"retry,omitempty"`
+	HealthChecks      []HealthCheck      `json:"healthChecks,omitempty"`
+	AllowSuspended    bool               `json:"allowSuspended,omitempty"`
+}
+
+// Source is an Application source: a Git path or a Helm chart.
+type Source struct {
+	RepoURL        string     `json:"repoURL,omitempty"`
+	TargetRevision string     `json:"targetRevision,omitempty"`
+	Path           string     `json:"path,omitempty"`
+	Chart          string     `json:"chart,omitempty"`
+	Ref            string     `json:"ref,omitempty"`
+	Helm           *Helm      `json:"helm,omitempty"`
+	Kustomize      *Kustomize `json:"kustomize,omitempty"`
+	Directory      *Directory `json:"directory,omitempty"`
+}
+
+// Helm mirrors the Application's helm source options that platforms use.
+type Helm struct {
+	ReleaseName  string          `json:"releaseName,omitempty"`
+	ValueFiles   []string        `json:"valueFiles,omitempty"`
+	Values       string          `json:"values,omitempty"`
+	ValuesObject map[string]any  `json:"valuesObject,omitempty"`
+	Parameters   []HelmParameter `json:"parameters,omitempty"`
+}
+
+// HelmParameter is one --set.
+type HelmParameter struct {
+	Name        string `json:"name"`
+	Value       string `json:"value"`
+	ForceString bool   `json:"forceString,omitempty"`
+}
+
+// Kustomize mirrors the Application's kustomize source options.
+type Kustomize struct {
+	NamePrefix   string            `json:"namePrefix,omitempty"`
+	NameSuffix   string            `json:"nameSuffix,omitempty"`
+	Images       []string          `json:"images,omitempty"`
+	CommonLabels map[string]string `json:"commonLabels,omitempty"`
+}
+
+// Directory mirrors the Application's plain-directory source options.
+type Directory struct {
+	Recurse bool   `json:"recurse,omitempty"`
+	Include string `json:"include,omitempty"`
+	Exclude string `json:"exclude,omitempty"`
+}
+
+// Destination is where the Application deploys to.
+type Destination struct {
+	Server    string `json:"server,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// IgnoreDifference mirrors Argo CD's ResourceIgnoreDifferences.
+type IgnoreDifference struct {
+	Group                 string   `json:"group,omitempty"`
+	Kind                  string   `json:"kind"`
+	Name                  string   `json:"name,omitempty"`
+	Namespace             string   `json:"namespace,omitempty"`
+	JSONPointers          []string `json:"jsonPointers,omitempty"`
+	JQPathExpressions     []string `json:"jqPathExpressions,omitempty"`
+	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
+}
+
+// HealthCheck is an extra readiness probe beyond Argo CD's app health
+// (RFC "Resource Node"): exactly one of Resource or HTTP.
+type HealthCheck struct {
+	Resource *ResourceCheck `json:"resource,omitempty"`
+	HTTP     *HTTPCheck     `json:"http,omitempty"`
+}
+
+// ResourceCheck requires one resource of the app's tree to be Healthy.
+type ResourceCheck struct {
+	Group     string `json:"group,omitempty"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// HTTPCheck requires an endpoint to answer with one of the expected codes.
+type HTTPCheck struct {
+	URL          string `json:"url"`
+	ExpectStatus []int  `json:"expectStatus,omitempty"`
+}
+
+// HealthCustomization is extra argocd-cm health Lua for one group/kind.
+type HealthCustomization struct {
+	Group string `json:"group,omitempty"`
+	Kind  string `json:"kind"`
+	Lua   string `json:"lua"`
+}
+
+// HealthOptions tune the built-in health customizations.
+type HealthOptions struct {
+	// CephAcceptHealthWarn treats HEALTH_WARN as Healthy (small clusters).
+	CephAcceptHealthWarn bool `json:"cephAcceptHealthWarn,omitempty"`
+}
+
+// Events configures the Argo Events wiring and the steady-state validate.
+type Events struct {
+	EventBus string `json:"eventBus,omitempty"`
+	// Webhook is the Git webhook the EventSource listens on.
+	Webhook *Webhook `json:"webhook,omitempty"`
+	// ValidateSchedule is the cron schedule of the validate CronWorkflow.
+	ValidateSchedule string `json:"validateSchedule,omitempty"`
+}
+
+// Webhook is an Argo Events webhook endpoint.
+type Webhook struct {
+	Port     int    `json:"port,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	// Branch is the ref whose pushes trigger a deploy.
+	Branch string `json:"branch,omitempty"`
+}
+
+// Bootstrap is Phase 1, generated as Ansible.
+type Bootstrap struct {
+	Charts          Charts           `json:"charts"`
+	RootApplication *RootApplication `json:"rootApplication,omitempty"`
+}
+
+// Charts pins the Helm chart of each bootstrap component.
+type Charts struct {
+	ArgoCD        Chart `json:"argocd"`
+	ArgoWorkflows Chart `json:"argoWorkflows"`
+	ArgoEvents    Chart `json:"argoEvents"`
+	SealedSecrets Chart `json:"sealedSecrets"`
+}
+
+// Chart is one pinned Helm chart.
+type Chart struct {
+	Repo    string         `json:"repo"`
+	Chart   string         `json:"chart"`
+	Version string         `json:"version"`
+	Values  map[string]any `json:"values,omitempty"`
+}
+
+// RootApplication is the GitOps handoff Application.
+type RootApplication struct {
+	Path           string `json:"path"`
+	RepoURL        string `json:"repoURL,omitempty"`
+	TargetRevision string `json:"targetRevision,omitempty"`
+	Automated      bool   `json:"automated,omitempty"`
+}

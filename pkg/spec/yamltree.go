@@ -1,0 +1,118 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// tree converts a parsed YAML node into plain JSON values (map[string]any,
+// []any, string, json.Number, bool, nil) while recording the line of every
+// field path. JSON values are what the schema validator and encoding/json
+// understand; the lines are what makes every later error point at the file.
+type tree struct {
+	lines map[string]int
+	errs  Errors
+	file  string
+}
+
+func (t *tree) value(n *yaml.Node, path string) any {
+	if _, seen := t.lines[path]; !seen {
+		t.lines[path] = n.Line
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return t.value(n.Content[0], path)
+	case yaml.AliasNode:
+		return t.value(n.Alias, path)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" {
+				t.errs = append(t.errs, FieldError{t.file, k.Line, path, "YAML merge keys (<<) are not supported; write the fields out"})
+				continue
+			}
+			if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.ShortTag() != "!!str") {
+				t.errs = append(t.errs, FieldError{t.file, k.Line, path, fmt.Sprintf("mapping key %q must be a string", k.Value)})
+				continue
+			}
+			child := joinPath(path, k.Value)
+			t.lines[child] = k.Line
+			m[k.Value] = t.value(v, child)
+		}
+		return m
+	case yaml.SequenceNode:
+		s := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			s[i] = t.value(c, fmt.Sprintf("%s[%d]", path, i))
+		}
+		return s
+	case yaml.ScalarNode:
+		return t.scalar(n, path)
+	}
+	return nil
+}
+
+func (t *tree) scalar(n *yaml.Node, path string) any {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			t.errs = append(t.errs, FieldError{t.file, n.Line, path, err.Error()})
+		}
+		return b
+	case "!!int", "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			t.errs = append(t.errs, FieldError{t.file, n.Line, path, err.Error()})
+			return n.Value
+		}
+		if n.ShortTag() == "!!int" {
+			var i int64
+			if err := n.Decode(&i); err == nil {
+				return json.Number(strconv.FormatInt(i, 10))
+			}
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	default: // !!str, !!timestamp, !!binary: keep the text as written
+		return n.Value
+	}
+}
+
+// joinPath appends a field name to a dotted path.
+func joinPath(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+// pointerToPath turns a JSON pointer (/spec/stacks/0/name) into the dotted
+// path the loader records (spec.stacks[0].name).
+func pointerToPath(ptr string) string {
+	if ptr == "" || ptr == "/" {
+		return ""
+	}
+	var b strings.Builder
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		if _, err := strconv.Atoi(tok); err == nil {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
