@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Cluster add-ons, run by up.sh once the node is Ready: cluster DNS (CoreDNS
+# on the host), static storage, Argo Workflows, Argo CD (host processes, like
+# upstream's Procfile), the Git daemon with the test platform, and the
+# Secrets the generated workflows expect (Argo CD token and CA).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+B=$("$E2E_DIR/build-tools.sh" | tail -1)
+export PATH=$B:$PATH
+P=$STATE/pki
+AWF=$(gomod_version github.com/argoproj/argo-workflows/v3)
+ACD=$(gomod_version github.com/argoproj/argo-cd/v3)
+GOMODCACHE=$(cd "$TOOLS_DIR" && go env GOMODCACHE)
+ACD_MANIFESTS=$GOMODCACHE/github.com/argoproj/argo-cd/v3@$ACD/manifests
+[[ -d $ACD_MANIFESTS ]] || (cd "$TOOLS_DIR" && go mod download github.com/argoproj/argo-cd/v3)
+AWF_MANIFESTS=$TOOLS_DIR/third_party/argo-workflows/manifests
+apply() { kubectl apply --server-side --force-conflicts --field-manager=e2e-harness "$@" >/dev/null; }
+
+# host_service NS NAME PORTSPEC...: a Service without selector whose only
+# endpoint is NODE_IP, so pods reach a host process by its cluster DNS name.
+# PORTSPEC is name:port:targetPort:protocol.
+host_service() {
+  local ns=$1 name=$2; shift 2
+  local sp="" ep="" spec n p tp proto
+  for spec in "$@"; do
+    IFS=: read -r n p tp proto <<<"$spec"
+    sp+="  - {name: $n, port: $p, targetPort: $tp, protocol: $proto}"$'\n'
+    ep+="- {name: $n, port: $tp, protocol: $proto}"$'\n'
+  done
+  apply -f - <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: $name, namespace: $ns, labels: {e2e.deployctl.dev/host-service: "true"}}
+spec:
+  ${HOST_SVC_IP:+clusterIP: $HOST_SVC_IP}
+  ports:
+$sp---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: $name-host
+  namespace: $ns
+  labels: {kubernetes.io/service-name: $name, endpointslice.kubernetes.io/managed-by: e2e.deployctl.dev}
+addressType: IPv4
+endpoints:
+- addresses: [$NODE_IP]
+  conditions: {ready: true}
+ports:
+$ep
+YAML
+}
+
+# --- CoreDNS: cluster.local only; no forward plugin, so no name ever leaves the machine
+mkdir -p "$STATE/coredns"
+cat >"$STATE/coredns/Corefile" <<EOF2
+cluster.local:53 in-addr.arpa:53 ip6.arpa:53 {
+    bind $NODE_IP
+    errors
+    ready 127.0.0.1:8181
+    health 127.0.0.1:8180
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $KUBECONFIG
+        pods insecure
+    }
+    cache 5
+    loadbalance
+}
+EOF2
+start coredns coredns -conf "$STATE/coredns/Corefile"
+HOST_SVC_IP=$DNS_SVC_IP host_service kube-system kube-dns dns:53:53:UDP dns-tcp:53:53:TCP
+
+# --- storage: no provisioner here; a manual StorageClass and static hostPath PVs
+mkdir -p "$STATE/pv"
+pvs=""
+for i in 0 1 2; do
+  mkdir -p "$STATE/pv/pv$i"; chmod 0777 "$STATE/pv/pv$i"
+  pvs+="---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: e2e-pv-$i}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: e2e-manual
+  hostPath: {path: $STATE/pv/pv$i, type: Directory}
+"
+done
+apply -f - <<YAML
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: e2e-manual}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Retain
+$pvs
+YAML
+kubectl create namespace platform --dry-run=client -o yaml | apply -f -
+
+# --- Argo Workflows: CRDs, controller on the host (cluster-wide), executor image local
+kubectl create namespace argo --dry-run=client -o yaml | apply -f -
+kubectl apply -k "$AWF_MANIFESTS/base/crds/minimal" >/dev/null
+apply -f - <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: workflow-controller-configmap, namespace: argo}
+data:
+  metricsConfig: |
+    enabled: false
+  telemetryConfig: |
+    enabled: false
+YAML
+start workflow-controller env LEADER_ELECTION_DISABLE=true LEADER_ELECTION_IDENTITY=e2e workflow-controller --kubeconfig "$KUBECONFIG" --namespace argo \
+  --executor-image "local.test/argoexec:$AWF" --executor-image-pull-policy Never
+
+# --- Argo CD: CRDs, ConfigMaps and Secrets of install.yaml (no workloads), host processes
+kubectl create namespace argocd --dry-run=client -o yaml | apply -f -
+awk -v RS='\n---\n' '/\nkind: (CustomResourceDefinition|ConfigMap|Secret)\n/ || /^kind: (CustomResourceDefinition|ConfigMap|Secret)\n/ {print "---"; print}' \
+  "$ACD_MANIFESTS/install.yaml" | kubectl apply -n argocd --server-side --force-conflicts --field-manager=e2e-harness -f - >/dev/null
+apply -f - <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cm, namespace: argocd, labels: {app.kubernetes.io/part-of: argocd}}
+data:
+  admin.enabled: "true"
+  accounts.deployctl: apiKey
+  timeout.reconciliation: 180s
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-rbac-cm, namespace: argocd, labels: {app.kubernetes.io/part-of: argocd}}
+data:
+  policy.csv: |
+    g, deployctl, role:admin
+YAML
+kubectl -n argocd create secret tls argocd-server-tls --cert="$P/argocd-server.crt" --key="$P/argocd-server.key" \
+  --dry-run=client -o yaml | apply -f -
+A=$STATE/argocd; mkdir -p "$A"/{tls,ssh,gpg,static,redis,tmp}
+ACD_ENV=(env KUBECONFIG="$KUBECONFIG" ARGOCD_FAKE_IN_CLUSTER=true ARGOCD_GPG_ENABLED=false ARGOCD_TLS_DATA_PATH="$A/tls"
+  ARGOCD_SSH_DATA_PATH="$A/ssh" ARGOCD_GNUPGHOME="$A/gpg" TMPDIR="$A/tmp")
+REDIS=127.0.0.1:16379
+start redis redis-server --bind 127.0.0.1 --port 16379 --save '' --appendonly no --dir "$A/redis"
+start argocd-repo-server "${ACD_ENV[@]}" argocd-repo-server --address 127.0.0.1 --port 8081 --metrics-address 127.0.0.1 \
+  --redis "$REDIS" --disable-tls
+start argocd-application-controller "${ACD_ENV[@]}" HOSTNAME=argocd-application-controller-0 argocd-application-controller \
+  --namespace argocd --redis "$REDIS" --repo-server 127.0.0.1:8081 --repo-server-plaintext \
+  --metrics-port 8082 --app-resync 180
+start argocd-server "${ACD_ENV[@]}" argocd-server --namespace argocd --address "$NODE_IP" --port 8080 \
+  --metrics-address 127.0.0.1 --redis "$REDIS" --repo-server 127.0.0.1:8081 --repo-server-plaintext \
+  --staticassets "$A/static" --dex-server ""
+host_service argocd argocd-server https:443:8080:TCP http:80:8080:TCP
+
+# --- Git daemon on loopback serving the test platform (repo-server runs on the host)
+"$E2E_DIR/gitrepo.sh" init
+start git-daemon git daemon --listen=127.0.0.1 --port="$GIT_PORT" --base-path="$STATE/git" --export-all --reuseaddr "$STATE/git"
+
+# --- wait, then an API token for the in-step binary and the CA that signed argocd-server
+waitfor "kubectl -n argocd get secret argocd-initial-admin-secret" 90
+waitfor "curl -sf --cacert $P/ca.crt https://$ARGOCD_ADDR/healthz" 90
+waitfor "git ls-remote git://127.0.0.1:$GIT_PORT/platform.git" 30
+pw=$(kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d)
+session=$(curl -sf --cacert "$P/ca.crt" "https://$ARGOCD_ADDR/api/v1/session" -H 'Content-Type: application/json' \
+  -d "{\"username\":\"admin\",\"password\":\"$pw\"}" | jq -r .token)
+token=$(curl -sf --cacert "$P/ca.crt" -X POST "https://$ARGOCD_ADDR/api/v1/account/deployctl/token" \
+  -H "Authorization: Bearer $session" -H 'Content-Type: application/json' -d '{"id":"e2e"}' | jq -r .token)
+[[ -n $token && $token != null ]] || die "could not create the Argo CD API token"
+umask 077
+printf '%s' "$token" >"$STATE/argocd/deployctl.token"
+printf '%s' "$session" >"$STATE/argocd/admin.token"
+kubectl -n argo create secret generic deployctl-argocd-token --from-file=token="$STATE/argocd/deployctl.token" \
+  --dry-run=client -o yaml | apply -f -
+kubectl -n argo create secret generic argocd-ca --from-file=ca.crt="$P/ca.crt" --dry-run=client -o yaml | apply -f -
+waitfor "curl -sf http://127.0.0.1:8181/ready" 30
+log "add-ons up: CoreDNS, Argo Workflows $AWF, Argo CD $ACD, git://127.0.0.1:$GIT_PORT/platform.git"

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Build container images as OCI tarballs from local static binaries (no
+# registry, no container engine): tools/cmd/mkimage, go-containerregistry.
+#   images.sh e2e [DIR]      pause, argoexec, e2eapp and the step image, for the
+#                            e2e cluster (default DIR: $STATE/images)
+#   images.sh product [DIR]  the product's images (default DIR: dist/):
+#                            deployctl (executor, ./cmd/deployctl) and
+#                            deploystep (in-step, ./cmd/deploystep)
+# Images run as 65532:65532 and carry the CA bundle of the build host.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+what=${1:?usage: images.sh e2e|product [DIR]}
+TAG=${IMAGE_TAG:-dev}
+REG=${IMAGE_REGISTRY:-local.test}
+CA=/etc/ssl/certs/ca-certificates.crt
+[[ -f $CA ]] || die "no CA bundle at $CA (apt-get install ca-certificates)"
+
+BIN=$("$E2E_DIR/build-tools.sh" mkimage | tail -1)
+MK=$BIN/mkimage
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+
+# gobuild PKG OUT: a static binary of the product module.
+gobuild() { (cd "$REPO_ROOT" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -ldflags "-s -w" -o "$2" "$1"); }
+
+# step_image OUTDIR: the in-step image from ./cmd/deploystep.
+step_image() {
+  local src=$work/deploystep
+  if ! gobuild ./cmd/deploystep "$src" 2>"$work/deploystep.err"; then
+    if [[ $what == product ]]; then cat "$work/deploystep.err" >&2; die "./cmd/deploystep does not build"; fi
+    log "WARNING: ./cmd/deploystep does not build yet; the step image carries e2eapp as a stand-in"
+    cp "${full:?}/e2eapp" "$src"
+    touch "$1/deploystep.standin"
+  else
+    rm -f "$1/deploystep.standin"
+  fi
+  # /deploystep: the path the ClusterWorkflowTemplates run (docs/step-contract.md).
+  "$MK" -tag "$REG/deploystep:$TAG" -o "$1/deploystep.tar" -file "$src=/deploystep" \
+    -entrypoint /deploystep -ca-certs "$CA"
+}
+
+case $what in
+e2e)
+  out=${2:-$STATE/images}; mkdir -p "$out"
+  AWF=$(gomod_version github.com/argoproj/argo-workflows/v3)
+  full=$("$E2E_DIR/build-tools.sh" | tail -1)
+  "$MK" -tag "$REG/pause:3.10" -o "$out/pause.tar" -file "$full/pause=/pause" -entrypoint /pause -user 65535:65535
+  # argoexec runs as upstream's image does (uid 8737).
+  "$MK" -tag "$REG/argoexec:$AWF" -o "$out/argoexec.tar" -file "$full/argoexec=/bin/argoexec" \
+    -entrypoint /bin/argoexec -user 8737:8737 -ca-certs "$CA"
+  "$MK" -tag "$REG/e2eapp:$TAG" -o "$out/e2eapp.tar" -file "$full/e2eapp=/usr/local/bin/e2eapp" \
+    -entrypoint /usr/local/bin/e2eapp -ca-certs "$CA"
+  step_image "$out"
+  ;;
+product)
+  out=${2:-$REPO_ROOT/dist}; mkdir -p "$out"
+  gobuild ./cmd/deployctl "$work/deployctl" || die "./cmd/deployctl does not build"
+  "$MK" -tag "$REG/deployctl:$TAG" -o "$out/deployctl.tar" -file "$work/deployctl=/usr/local/bin/deployctl" \
+    -entrypoint /usr/local/bin/deployctl -ca-certs "$CA"
+  step_image "$out"
+  ;;
+*) die "usage: images.sh e2e|product [DIR]" ;;
+esac
