@@ -1,0 +1,17 @@
+// Package step is the in-step binary `deploystep`: what one Argo Workflows
+// pod does for one node of the platform DAG, talking only to the Argo CD API.
+//
+// Reading order:
+//
+//	run.go        entry point: flags → command → exit code, result file, stdout line
+//	flags.go      flags and their environment variables (docs/step-contract.md)
+//	exitcode.go   exit codes and the error type that carries one
+//	retry.go      in-process retries of transient API faults
+//	watch.go      one application's updates: watch stream, reconnects, polling fallback
+//	syncwait.go   sync-and-wait: create, earlier operation, sync, wait for our operation
+//	health.go     judging health observed after our sync (the stale-Healthy trap)
+//	checks.go     extra resource and HTTP checks
+//	validate.go   read-only health of many apps and their aggregate
+//	teardown.go   cascading delete, PVC policy, orphans
+//	result.go     the JSON result file
+package step

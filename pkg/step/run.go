@@ -1,0 +1,138 @@
+package step
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd"
+)
+
+// Main runs deploystep with the process's arguments and environment and
+// returns the exit code.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, os.LookupEnv, os.Stdout, os.Stderr, defaultTiming())
+}
+
+// result is what every command's result type provides.
+type result interface {
+	finish(code int, err error, calls int64)
+	summary() string
+}
+
+func (h *header) summary() string {
+	return fmt.Sprintf("%s: %s (exit %d): %s", h.Command, h.Outcome, h.ExitCode, h.Message)
+}
+
+// run parses the command line, runs the command, writes the result file and
+// prints one line to stdout; progress goes to stderr.
+func run(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer, t timing) int {
+	log := newLogger(stderr)
+	inv, err := parseArgs(args, env)
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(stdout, usageText)
+		return ExitOK
+	}
+	var res result
+	var calls func() int64
+	if inv != nil {
+		res = newResult(inv)
+	}
+	if err == nil {
+		var r *runner
+		r, err = newRunner(inv, t, log)
+		if err == nil {
+			calls = r.c.Calls
+			err = r.dispatch(ctx, inv, res)
+		}
+	}
+	code := exitCode(err)
+	if code == ExitUsage {
+		fmt.Fprintf(stderr, "deploystep: %v\n\n%s", err, usageText)
+	}
+	if res == nil {
+		fmt.Fprintf(stdout, "deploystep: %v\n", err)
+		return code
+	}
+	var n int64
+	if calls != nil {
+		n = calls()
+	}
+	res.finish(code, err, n)
+	if inv.global.resultFile != "" {
+		if werr := writeResult(inv.global.resultFile, res); werr != nil {
+			log("%v", werr)
+			if code == ExitOK {
+				// The workflow reads this file; succeeding without it
+				// would hide the outcome.
+				code = ExitFailed
+				res.finish(code, werr, n)
+			}
+		}
+	}
+	fmt.Fprintln(stdout, res.summary())
+	return code
+}
+
+// newResult is the result value of the command, filled in as it runs.
+func newResult(inv *invocation) result {
+	h := newHeader(inv.command)
+	switch inv.command {
+	case cmdSyncAndWait:
+		return &syncResult{header: h, App: inv.sync.app}
+	case cmdValidate:
+		return &validateResult{header: h}
+	case cmdTeardown:
+		return &teardownResult{header: h, App: inv.teardown.app, Platform: inv.teardown.platform, PVPolicy: inv.teardown.pvPolicy}
+	}
+	return &h
+}
+
+// newRunner builds the API client. sync-and-wait reads its manifest first:
+// the manifest's namespace is the application namespace when
+// --app-namespace is not given.
+func newRunner(inv *invocation, t timing, log func(string, ...any)) (*runner, error) {
+	g := inv.global
+	if inv.command == cmdSyncAndWait {
+		m, err := loadManifest(inv.sync)
+		if err != nil {
+			return nil, err
+		}
+		inv.manifest = m
+		if ns := manifestNamespace(m); m != nil && ns != "" {
+			if g.appNamespace != "" && g.appNamespace != ns {
+				return nil, fail(ExitUsage, "the manifest's namespace %q differs from --app-namespace %q", ns, g.appNamespace)
+			}
+			g.appNamespace = ns
+		}
+	}
+	c, err := argocd.New(argocd.Config{
+		Server: g.server, Plaintext: g.plaintext, InsecureSkipVerify: g.insecureSkipVerify,
+		CAFile: g.caFile, RootPath: g.rootPath, TokenFile: g.tokenFile,
+		AppNamespace: g.appNamespace, RequestTimeout: g.requestTimeout,
+	})
+	if err != nil {
+		return nil, fail(ExitUsage, "%v", err)
+	}
+	return &runner{c: c, t: t, requestTimeout: g.requestTimeout, log: log}, nil
+}
+
+func (r *runner) dispatch(ctx context.Context, inv *invocation, res result) error {
+	switch inv.command {
+	case cmdSyncAndWait:
+		sr := res.(*syncResult)
+		sr.AppNamespace = r.c.AppNamespace()
+		return r.syncAndWait(ctx, inv.sync, inv.manifest, sr)
+	case cmdValidate:
+		return r.validate(ctx, inv.validate, res.(*validateResult))
+	case cmdTeardown:
+		return r.teardown(ctx, inv.teardown, res.(*teardownResult))
+	}
+	return fail(ExitUsage, "unknown command %q", inv.command)
+}

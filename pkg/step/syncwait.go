@@ -1,0 +1,378 @@
+package step
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd"
+)
+
+// syncIDInfo names the info item the step attaches to its sync request.
+// Argo CD copies the request's infos into operation.info and from there into
+// status.operationState.operation.info, so the step can tell its own
+// operation from an earlier or concurrent one without comparing clocks
+// (startedAt has whole-second precision and comes from the controller's
+// clock).
+const syncIDInfo = "deploystep.sync-id"
+
+// syncResult is the result file of sync-and-wait.
+type syncResult struct {
+	header
+	App               string          `json:"app"`
+	AppNamespace      string          `json:"appNamespace,omitempty"`
+	Created           bool            `json:"created"`
+	SyncID            string          `json:"syncID,omitempty"`
+	SyncRevision      string          `json:"syncRevision,omitempty"`
+	OperationPhase    string          `json:"operationPhase,omitempty"`
+	Health            string          `json:"health,omitempty"`
+	HealthMessage     string          `json:"healthMessage,omitempty"`
+	SyncStatus        string          `json:"syncStatus,omitempty"`
+	Messages          []string        `json:"messages,omitempty"`
+	FailingResources  []resourceIssue `json:"failingResources,omitempty"`
+	DegradedResources []resourceIssue `json:"degradedResources,omitempty"`
+	Checks            []checkResult   `json:"checks,omitempty"`
+	Timings           syncTimings     `json:"timings"`
+}
+
+// syncTimings are taken on the step's clock.
+type syncTimings struct {
+	StartedAt       time.Time  `json:"startedAt"`
+	SyncRequestedAt *time.Time `json:"syncRequestedAt,omitempty"`
+	SyncFinishedAt  *time.Time `json:"syncFinishedAt,omitempty"`
+	HealthyAt       *time.Time `json:"healthyAt,omitempty"`
+	FinishedAt      time.Time  `json:"finishedAt"`
+	SyncSeconds     float64    `json:"syncSeconds"`   // sync requested → our operation finished
+	HealthSeconds   float64    `json:"healthSeconds"` // operation finished → fresh Healthy
+	TotalSeconds    float64    `json:"totalSeconds"`
+}
+
+func (r *syncResult) note(format string, args ...any) {
+	r.Messages = append(r.Messages, fmt.Sprintf(format, args...))
+}
+
+func (r *syncResult) finish(code int, err error, calls int64) {
+	r.header.finish(code, err, calls)
+	t := &r.Timings
+	t.StartedAt, t.FinishedAt = r.StartedAt, r.FinishedAt
+	t.TotalSeconds = r.DurationSeconds
+	if t.SyncRequestedAt != nil && t.SyncFinishedAt != nil {
+		t.SyncSeconds = seconds(t.SyncFinishedAt.Sub(*t.SyncRequestedAt))
+	}
+	if t.SyncFinishedAt != nil && t.HealthyAt != nil {
+		t.HealthSeconds = seconds(t.HealthyAt.Sub(*t.SyncFinishedAt))
+	}
+}
+
+func (r *syncResult) summary() string {
+	if r.ExitCode != ExitOK {
+		return fmt.Sprintf("sync-and-wait %s: %s (exit %d): %s", r.App, strings.ToUpper(r.Outcome), r.ExitCode, r.Message)
+	}
+	rev := r.SyncRevision
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return fmt.Sprintf("sync-and-wait %s: %s at revision %s (sync %.1fs, healthy %.1fs after it, %d checks passed)",
+		r.App, r.Health, rev, r.Timings.SyncSeconds, r.Timings.HealthSeconds, len(r.Checks))
+}
+
+func stamp(p **time.Time) {
+	now := time.Now().UTC()
+	*p = &now
+}
+
+// syncAndWait is the sync-and-wait command: steps 1–5 of the contract.
+func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, res *syncResult) error {
+	checks := make([]check, 0, len(o.checks.values))
+	for _, c := range o.checks.values {
+		ck, err := parseCheck(c)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, ck)
+	}
+
+	// 1. The Application, created from the manifest when absent.
+	setupCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
+	defer cancel()
+	app, err := r.ensureApp(setupCtx, o.app, manifest, res)
+	if err != nil {
+		return err
+	}
+	src := r.watchApp(ctx, o.app)
+	defer src.close()
+	src.offer(app)
+
+	// 2. An operation from an earlier attempt (or anyone else) still running.
+	if app.OperationInProgress() {
+		if err := r.awaitEarlierOperation(ctx, src, app, o.syncTimeout, res); err != nil {
+			return err
+		}
+	}
+
+	// 3. Our sync, and its outcome.
+	syncCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
+	defer cancel()
+	op, err := r.syncOnce(syncCtx, ctx, src, app, o.syncTimeout, res)
+	if err != nil {
+		return err
+	}
+
+	// 4. Health observed after the operation finished.
+	healthCtx, cancel := context.WithTimeout(ctx, o.healthTimeout)
+	defer cancel()
+	if err := r.awaitFreshHealth(healthCtx, src, o, op, res); err != nil {
+		return err
+	}
+
+	// 5. Extra checks, within the same health deadline.
+	return r.runChecks(healthCtx, o.app, checks, res)
+}
+
+// ensureApp gets the application, creating it from the manifest if absent.
+func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, res *syncResult) (*argocd.Application, error) {
+	var app *argocd.Application
+	err := r.call(ctx, "get application "+name, func(ctx context.Context) (err error) {
+		app, err = r.c.Get(ctx, name)
+		return err
+	})
+	if err == nil {
+		return app, nil
+	}
+	if !argocd.IsNotFound(err) {
+		return nil, err
+	}
+	if manifest == nil {
+		return nil, fail(ExitFailed, "application %q does not exist in Argo CD and no manifest was given to create it (--manifest or --manifest-base64)", name)
+	}
+	err = r.call(ctx, "create application "+name, func(ctx context.Context) (err error) {
+		app, err = r.c.Create(ctx, manifest)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.log("created application %s from the manifest", name)
+	res.Created = true
+	res.note("created the application from the manifest")
+	return app, nil
+}
+
+// awaitEarlierOperation waits for a running operation we did not start. If it
+// is still running after the sync timeout it is terminated, so our sync can
+// replace it.
+func (r *runner) awaitEarlierOperation(ctx context.Context, src *appSource, app *argocd.Application, timeout time.Duration, res *syncResult) error {
+	r.log("an earlier operation is still running (%s); waiting up to %s for it", describeOperation(app), timeout)
+	res.note("waited for an earlier operation: %s", describeOperation(app))
+	idle := func(v view) (bool, error) {
+		if v.gone() {
+			return false, fail(ExitFailed, "application %s was deleted while the step waited for its earlier operation", src.name)
+		}
+		return !v.app.OperationInProgress(), nil
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := src.wait(waitCtx, idle)
+	if err != errWaitDeadline {
+		return err
+	}
+	r.log("the earlier operation is still running after %s; terminating it", timeout)
+	res.note("terminated an earlier operation stuck for more than %s", timeout)
+	termCtx, cancel := context.WithTimeout(ctx, r.t.terminateGrace)
+	defer cancel()
+	if err := r.terminate(termCtx, src.name); err != nil {
+		return err
+	}
+	if err := src.wait(termCtx, idle); err != errWaitDeadline {
+		return err
+	}
+	return src.deadlineError("the earlier operation of %s did not stop within %s of being terminated", src.name, r.t.terminateGrace)
+}
+
+// terminate asks Argo CD to stop the running operation; one that ended
+// meanwhile is fine.
+func (r *runner) terminate(ctx context.Context, name string) error {
+	err := r.call(ctx, "terminate operation of "+name, func(ctx context.Context) error {
+		return r.c.TerminateOperation(ctx, name)
+	})
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "no operation is in progress") {
+		return nil
+	}
+	return err
+}
+
+// syncOnce starts our sync and waits for that operation to finish. ctx
+// carries the sync deadline; parent outlives it (to terminate on timeout).
+func (r *runner) syncOnce(ctx, parent context.Context, src *appSource, app *argocd.Application, timeout time.Duration, res *syncResult) (*argocd.OperationState, error) {
+	name := src.name
+	id := newSyncID()
+	res.SyncID = id
+	// Prune as the app's own automated policy says: the manifest author's
+	// decision, not the step's.
+	prune := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.Prune
+	infos := []argocd.Info{{Name: syncIDInfo, Value: id}}
+	var started *argocd.Application
+	err := r.call(ctx, "sync application "+name, func(ctx context.Context) error {
+		a, err := r.c.Sync(ctx, name, prune, infos)
+		if argocd.IsOperationInProgress(err) {
+			// A retry after an answer lost on the way: is the running
+			// operation the one we asked for?
+			if cur, gerr := r.c.Get(ctx, name); gerr == nil && isOurs(cur, id) {
+				a, err = cur, nil
+			}
+		}
+		started = a
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	stamp(&res.Timings.SyncRequestedAt)
+	r.log("sync of %s requested (id %s); waiting up to %s for it to finish", name, id, timeout)
+	src.offer(started)
+
+	var final *argocd.OperationState
+	err = src.wait(ctx, func(v view) (bool, error) {
+		if v.gone() {
+			return false, fail(ExitFailed, "application %s was deleted during its sync", name)
+		}
+		st := v.app.Status.OperationState
+		if st == nil || !st.Operation.HasInfo(syncIDInfo, id) || !st.Phase.Completed() {
+			return false, nil
+		}
+		final = st
+		return true, nil
+	})
+	if err == errWaitDeadline {
+		// Do not leave a half-done sync behind us: the next attempt would
+		// have to wait for it.
+		tctx, cancel := context.WithTimeout(parent, r.t.terminateGrace)
+		defer cancel()
+		terr := r.terminate(tctx, name)
+		detail := "it was terminated"
+		if terr != nil {
+			detail = "terminating it failed: " + terr.Error()
+		}
+		return nil, src.deadlineError("sync of %s did not finish within %s (%s); %s", name, timeout, describeOperation(src.current().app), detail)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stamp(&res.Timings.SyncFinishedAt)
+	res.OperationPhase = string(final.Phase)
+	if final.SyncResult != nil {
+		res.SyncRevision = final.SyncResult.Revision
+		if res.SyncRevision == "" {
+			res.SyncRevision = strings.Join(final.SyncResult.Revisions, ",")
+		}
+	}
+	if final.Phase.Successful() {
+		r.log("sync of %s succeeded at revision %s", name, res.SyncRevision)
+		return final, nil
+	}
+	var failing []string
+	if final.SyncResult != nil {
+		for _, rr := range final.SyncResult.Resources {
+			if rr.Failed() {
+				status := string(rr.Status)
+				if rr.HookPhase == argocd.PhaseFailed || rr.HookPhase == argocd.PhaseError {
+					status = "hook " + string(rr.HookPhase)
+				}
+				i := issue(rr.Ref(), status, rr.Message)
+				res.FailingResources = append(res.FailingResources, i)
+				failing = append(failing, i.String())
+			}
+		}
+	}
+	msg := fmt.Sprintf("sync of %s %s: %s", name, strings.ToLower(string(final.Phase)), final.Message)
+	if len(failing) > 0 {
+		msg += "; failing resources: " + strings.Join(failing, "; ")
+	}
+	return nil, fail(ExitFailed, "%s", msg)
+}
+
+func isOurs(a *argocd.Application, id string) bool {
+	if a.Operation.HasInfo(syncIDInfo, id) {
+		return true
+	}
+	st := a.Status.OperationState
+	return st != nil && st.Operation.HasInfo(syncIDInfo, id)
+}
+
+func describeOperation(a *argocd.Application) string {
+	if a == nil {
+		return "application gone"
+	}
+	st := a.Status.OperationState
+	if st == nil {
+		return "operation requested, not yet started"
+	}
+	s := fmt.Sprintf("phase %s since %s", st.Phase, st.StartedAt.UTC().Format(time.RFC3339))
+	if st.Message != "" {
+		s += ": " + st.Message
+	}
+	return s
+}
+
+func newSyncID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// loadManifest reads the Application manifest (JSON), if one was given, and
+// checks that it is the application the step was asked about.
+func loadManifest(o syncOpts) ([]byte, error) {
+	var data []byte
+	switch {
+	case o.manifestFile != "":
+		b, err := os.ReadFile(o.manifestFile)
+		if err != nil {
+			return nil, fail(ExitUsage, "reading the manifest: %v", err)
+		}
+		data = b
+	case o.manifestB64 != "":
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(o.manifestB64))
+		if err != nil {
+			return nil, fail(ExitUsage, "--manifest-base64 is not valid base64: %v", err)
+		}
+		data = b
+	default:
+		return nil, nil
+	}
+	var m struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fail(ExitUsage, "the manifest must be the Application as JSON: %v", err)
+	}
+	if m.Kind != "Application" || !strings.HasPrefix(m.APIVersion, "argoproj.io/") {
+		return nil, fail(ExitUsage, "the manifest is %s %s, not an argoproj.io Application", m.APIVersion, m.Kind)
+	}
+	if m.Metadata.Name != o.app {
+		return nil, fail(ExitUsage, "the manifest is for application %q, not %q", m.Metadata.Name, o.app)
+	}
+	return data, nil
+}
+
+// manifestNamespace is metadata.namespace of a manifest loadManifest accepted.
+func manifestNamespace(manifest []byte) string {
+	var m struct {
+		Metadata struct {
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(manifest, &m)
+	return m.Metadata.Namespace
+}

@@ -1,0 +1,155 @@
+package step
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd"
+)
+
+// Aggregate health (RFC 5.5), worst first.
+const (
+	aggFailed      = "Failed"
+	aggDegraded    = "Degraded"
+	aggProgressing = "Progressing"
+	aggHealthy     = "Healthy"
+)
+
+var aggRank = map[string]int{aggHealthy: 0, aggProgressing: 1, aggDegraded: 2, aggFailed: 3}
+
+// validateResult is the result file of validate.
+type validateResult struct {
+	header
+	Aggregate string      `json:"aggregate"`
+	Apps      []appHealth `json:"apps"`
+}
+
+// appHealth is one application's line.
+type appHealth struct {
+	App            string `json:"app"`
+	Verdict        string `json:"verdict"` // its contribution to the aggregate
+	Health         string `json:"health,omitempty"`
+	HealthMessage  string `json:"healthMessage,omitempty"`
+	SyncStatus     string `json:"syncStatus,omitempty"`
+	SyncRevision   string `json:"syncRevision,omitempty"`
+	OperationPhase string `json:"operationPhase,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+func (r *validateResult) summary() string {
+	counts := map[string]int{}
+	for _, a := range r.Apps {
+		counts[a.Verdict]++
+	}
+	var parts []string
+	for _, v := range []string{aggHealthy, aggProgressing, aggDegraded, aggFailed} {
+		if counts[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
+		}
+	}
+	s := fmt.Sprintf("validate: %s (%s)", r.Aggregate, strings.Join(parts, ", "))
+	if r.ExitCode != ExitOK {
+		s += fmt.Sprintf(" (exit %d): %s", r.ExitCode, r.Message)
+	}
+	return s
+}
+
+// verdict maps one app's health to its aggregate class. Unknown and
+// Suspended are not Healthy and not on their way there: Degraded. An app
+// never assessed yet (no health) is on its way: Progressing.
+func verdict(h argocd.HealthCode) string {
+	switch h {
+	case argocd.HealthHealthy:
+		return aggHealthy
+	case argocd.HealthProgressing, "":
+		return aggProgressing
+	}
+	return aggDegraded
+}
+
+// validate reads every app once (read-only) and aggregates: exit 0 all
+// Healthy, 2 Degraded or Progressing, 1 Failed (an app absent or not
+// readable), 75 when the failures were all the API being unreachable.
+func (r *runner) validate(ctx context.Context, o validateOpts, res *validateResult) error {
+	ctx, cancel := context.WithTimeout(ctx, r.t.validateBudget)
+	defer cancel()
+	res.Aggregate = aggHealthy
+	transient, permanent := 0, 0
+	for _, name := range o.apps.values {
+		e := appHealth{App: name}
+		var app *argocd.Application
+		err := r.call(ctx, "get application "+name, func(ctx context.Context) (err error) {
+			app, err = r.c.Get(ctx, name)
+			return err
+		})
+		switch {
+		case err != nil:
+			e.Verdict, e.Error = aggFailed, err.Error()
+			if argocd.IsNotFound(err) {
+				e.Error = "the application does not exist"
+			}
+			if exitCode(err) == ExitTransient {
+				transient++
+			} else {
+				permanent++
+			}
+		default:
+			h := app.Status.Health
+			e.Verdict, e.Health, e.HealthMessage = verdict(h.Status), string(h.Status), h.Message
+			e.SyncStatus, e.SyncRevision = string(app.Status.Sync.Status), app.Status.Sync.Revision
+			if st := app.Status.OperationState; st != nil {
+				e.OperationPhase = string(st.Phase)
+			}
+		}
+		r.log("%s: %s (health %s, sync %s)%s", name, e.Verdict, orDash(e.Health), orDash(e.SyncStatus), prefixed(e.Error))
+		res.Apps = append(res.Apps, e)
+		if aggRank[e.Verdict] > aggRank[res.Aggregate] {
+			res.Aggregate = e.Verdict
+		}
+	}
+	switch res.Aggregate {
+	case aggHealthy:
+		return nil
+	case aggProgressing, aggDegraded:
+		return fail(ExitPartial, "%s: %s", res.Aggregate, listApps(res.Apps, res.Aggregate))
+	}
+	if permanent == 0 {
+		return fail(ExitTransient, "could not read %d application(s) from the Argo CD API: %s", transient, listApps(res.Apps, aggFailed))
+	}
+	return fail(ExitFailed, "Failed: %s", listApps(res.Apps, aggFailed))
+}
+
+func listApps(apps []appHealth, v string) string {
+	var s []string
+	for _, a := range apps {
+		if a.Verdict != v {
+			continue
+		}
+		d := a.App
+		switch {
+		case a.Error != "":
+			d += " (" + a.Error + ")"
+		case a.HealthMessage != "":
+			d += " (" + a.Health + ": " + a.HealthMessage + ")"
+		default:
+			d += " (" + orDash(a.Health) + ")"
+		}
+		s = append(s, d)
+	}
+	return strings.Join(s, "; ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func prefixed(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}

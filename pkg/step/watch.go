@@ -1,0 +1,335 @@
+package step
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd"
+)
+
+// An appSource follows one application and always holds its newest known
+// state. It prefers Argo CD's watch stream (a change arrives within
+// milliseconds, and a quiet app costs no requests) and keeps it alive:
+//
+//   - the stream drops (connection refused or reset, proxy timeout, server
+//     restart): reconnect with backoff, and GET once to learn what happened
+//     meanwhile, deletion included;
+//   - the stream stays open but goes quiet for stallCheck: GET once; if the
+//     app changed without the stream saying so, the stream is stalled:
+//     reconnect. A stall therefore costs at most stallCheck of latency;
+//   - the endpoint does not exist (404/405/501, e.g. a proxy that does not
+//     forward it): poll with GET every pollInterval for the rest of the run.
+//
+// Views are ordered by resourceVersion; an older one arriving late (a GET
+// answer racing a stream event) is dropped, so a consumer never steps back.
+type appSource struct {
+	r    *runner
+	name string
+
+	mu      sync.Mutex
+	latest  view
+	maxRV   int64
+	seq     uint64
+	changed chan struct{} // closed and replaced on every new view
+	fatal   error         // permanent failure: the source stopped
+	failing error         // last transient failure; nil after any success
+	polling bool
+
+	authSince time.Time
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+// view is one observation. app is nil when the application is gone.
+type view struct {
+	app *argocd.Application
+	rv  int64 // resourceVersion when numeric, else 0
+	seq uint64
+	at  time.Time
+}
+
+func (v view) gone() bool { return v.app == nil }
+
+// errWaitDeadline says a wait reached its context deadline; the caller turns
+// it into a timeout or, when the API was failing, a transient exit.
+var errWaitDeadline = errors.New("deadline passed")
+
+// watchApp starts following the application until close.
+func (r *runner) watchApp(ctx context.Context, name string) *appSource {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &appSource{r: r, name: name, changed: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.run(ctx)
+	}()
+	return s
+}
+
+func (s *appSource) close() {
+	s.cancel()
+	<-s.done
+}
+
+// offer publishes an application the caller fetched itself.
+func (s *appSource) offer(app *argocd.Application) { s.publish(app) }
+
+func (s *appSource) publish(app *argocd.Application) {
+	v := view{app: app, at: time.Now()}
+	if app != nil {
+		v.rv = rvOf(app)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v.rv > 0 && v.rv < s.maxRV {
+		return
+	}
+	s.maxRV = max(s.maxRV, v.rv)
+	s.seq++
+	v.seq = s.seq
+	s.latest = v
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// current is the newest view.
+func (s *appSource) current() view {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.latest
+}
+
+// wait calls cond with the newest view, now and after every change, until
+// cond says done or fails, ctx ends (errWaitDeadline, or the interrupt
+// error), or the source fails for good.
+func (s *appSource) wait(ctx context.Context, cond func(view) (bool, error)) error {
+	var seen uint64
+	for {
+		s.mu.Lock()
+		v, changed, fatal := s.latest, s.changed, s.fatal
+		s.mu.Unlock()
+		if fatal != nil {
+			return fatal
+		}
+		if v.seq != seen && v.seq > 0 {
+			seen = v.seq
+			if done, err := cond(v); done || err != nil {
+				return err
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return interrupted()
+			}
+			return errWaitDeadline
+		}
+	}
+}
+
+// deadlineError turns a wait's deadline into the exit: 75 when the API was
+// failing at that moment (nothing was judged, Argo may retry), else 4.
+func (s *appSource) deadlineError(format string, args ...any) error {
+	s.mu.Lock()
+	failing := s.failing
+	s.mu.Unlock()
+	if failing != nil {
+		return fail(ExitTransient, "the Argo CD API was failing when the deadline passed: %v", failing)
+	}
+	return fail(ExitTimeout, format, args...)
+}
+
+func (s *appSource) setFailing(err error) {
+	s.mu.Lock()
+	s.failing = err
+	s.mu.Unlock()
+}
+
+func (s *appSource) setFatal(err error) {
+	s.mu.Lock()
+	s.fatal = err
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// ok records a successful exchange with the API.
+func (s *appSource) ok() {
+	s.mu.Lock()
+	s.failing = nil
+	s.mu.Unlock()
+	s.authSince = time.Time{}
+}
+
+// fault classifies a failed request; it returns false when the source must
+// stop (permanent error, or credentials rejected for longer than authGrace).
+func (s *appSource) fault(err error) bool {
+	switch {
+	case argocd.IsAuth(err):
+		if s.authSince.IsZero() {
+			s.authSince = time.Now()
+		}
+		if time.Since(s.authSince) >= s.r.t.authGrace {
+			s.setFatal(fail(ExitTransient, "Argo CD kept rejecting the token for %s: %v", s.r.t.authGrace, err))
+			return false
+		}
+		_ = s.r.c.ReloadToken()
+	case argocd.IsTransient(err):
+	default:
+		s.setFatal(err)
+		return false
+	}
+	s.setFailing(err)
+	return true
+}
+
+func (s *appSource) run(ctx context.Context) {
+	backoff := s.r.t.backoffInitial
+	connected := false
+	for ctx.Err() == nil {
+		if s.polling {
+			s.poll(ctx)
+			return
+		}
+		st, err := s.r.c.Watch(ctx, s.name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if argocd.IsUnsupported(err) {
+				s.r.log("watch stream unavailable (%v); polling every %s", err, s.r.t.pollInterval)
+				s.polling = true
+				continue
+			}
+			if !s.fault(err) {
+				return
+			}
+			s.r.log("watch stream: %v; reconnecting in %s", err, backoff.Round(time.Millisecond))
+			if sleep(ctx, jitter(backoff)) != nil {
+				return
+			}
+			backoff = min(2*backoff, s.r.t.backoffMax)
+			continue
+		}
+		s.ok()
+		if connected && !s.getOnce(ctx) {
+			st.Close()
+			return
+		}
+		connected = true
+		opened := time.Now()
+		err = s.consume(ctx, st)
+		st.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(opened) > s.r.t.backoffMax {
+			backoff = s.r.t.backoffInitial // it had been working: this is a fresh fault
+		}
+		s.r.log("watch stream ended (%v); reconnecting", err)
+		if sleep(ctx, jitter(backoff)) != nil {
+			return
+		}
+		backoff = min(2*backoff, s.r.t.backoffMax)
+	}
+}
+
+type streamMsg struct {
+	ev  *argocd.WatchEvent
+	err error
+}
+
+var errStalled = errors.New("stream stalled: the application changed without an event")
+
+// consume publishes stream events until the stream ends or stalls.
+func (s *appSource) consume(ctx context.Context, st *argocd.Stream) error {
+	msgs := make(chan streamMsg)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			ev, err := st.Next()
+			select {
+			case msgs <- streamMsg{ev, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	quiet := time.NewTimer(s.r.t.stallCheck)
+	defer quiet.Stop()
+	lastRV := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case m := <-msgs:
+			if m.err != nil {
+				return m.err
+			}
+			s.ok()
+			if m.ev.Type == argocd.EventDeleted {
+				s.publish(nil)
+			} else {
+				app := m.ev.Application
+				lastRV = app.Metadata.ResourceVersion
+				s.publish(&app)
+			}
+			quiet.Reset(s.r.t.stallCheck)
+		case <-quiet.C:
+			app, err := s.r.c.Get(ctx, s.name)
+			switch {
+			case err == nil:
+				s.ok()
+				s.publish(app)
+				if app.Metadata.ResourceVersion != lastRV {
+					return errStalled
+				}
+			case argocd.IsNotFound(err):
+				s.ok()
+				s.publish(nil)
+				if lastRV != "" {
+					return errStalled
+				}
+			case ctx.Err() != nil:
+				return ctx.Err()
+			default:
+				if !s.fault(err) {
+					return err
+				}
+			}
+			quiet.Reset(s.r.t.stallCheck)
+		}
+	}
+}
+
+// getOnce fetches and publishes the app; false means the source must stop.
+func (s *appSource) getOnce(ctx context.Context) bool {
+	app, err := s.r.c.Get(ctx, s.name)
+	switch {
+	case err == nil:
+		s.ok()
+		s.publish(app)
+	case argocd.IsNotFound(err):
+		s.ok()
+		s.publish(nil)
+	case ctx.Err() != nil:
+		return false
+	default:
+		return s.fault(err)
+	}
+	return true
+}
+
+func (s *appSource) poll(ctx context.Context) {
+	for s.getOnce(ctx) {
+		if sleep(ctx, s.r.t.pollInterval) != nil {
+			return
+		}
+	}
+}
