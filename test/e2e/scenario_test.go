@@ -1,0 +1,843 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestScenario runs the nine steps of issue 5 in order against the e2e
+// cluster and prints a summary table. Every assertion reads Argo CD's
+// Application records (operationState, history, health transition) and Argo
+// Workflows' node records, not deployctl's own output.
+func TestScenario(t *testing.T) {
+	h := newHarness(t)
+	s := &scenario{h: h, p: h.platform}
+	steps := []struct {
+		name  string
+		needs int // index+1 of a step that must have passed, 0 for none
+		fn    func() (string, error)
+	}{
+		{"1 generate, apply, deploy", 0, s.deploy},
+		{"2 order and health gate", 1, s.order},
+		{"3 makespan", 1, s.makespan},
+		{"4 failure", 1, s.failure},
+		{"5 resume (argo retry)", 4, s.resume},
+		{"6 idempotency", 1, s.idempotency},
+		{"7 validate", 1, s.validate},
+		{"8 teardown", 1, s.teardown},
+		{"9 faults", 1, s.faults},
+	}
+	type row struct {
+		name, status, detail string
+		dur                  time.Duration
+	}
+	var rows []row
+	passed := map[int]bool{}
+	for i, st := range steps {
+		if st.needs != 0 && !passed[st.needs] {
+			rows = append(rows, row{st.name, "skip", fmt.Sprintf("step %d did not pass", st.needs), 0})
+			continue
+		}
+		t0 := time.Now()
+		detail, err := st.fn()
+		r := row{st.name, "pass", detail, time.Since(t0)}
+		var w warning
+		switch {
+		case errors.As(err, &w):
+			r.status, r.detail = "WARN", detail+"; "+w.Error()
+			passed[i+1] = true
+		case err != nil:
+			r.status, r.detail = "FAIL", err.Error()
+			t.Errorf("step %s: %v", st.name, err)
+		default:
+			passed[i+1] = true
+		}
+		fmt.Printf("--- step %-28s %-4s %7s  %s\n", st.name, r.status, sec(r.dur), r.detail)
+		rows = append(rows, r)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-28s  %-6s  %9s  %s\n", "STEP", "RESULT", "DURATION", "DETAIL")
+	np, nf := 0, 0
+	for _, r := range rows {
+		detail := r.detail
+		if len(detail) > 160 {
+			detail = detail[:157] + "..."
+		}
+		fmt.Fprintf(&b, "%-28s  %-6s  %9s  %s\n", r.name, r.status, sec(r.dur), detail)
+		if r.status == "FAIL" || r.status == "skip" {
+			nf++
+		} else {
+			np++
+		}
+	}
+	fmt.Fprintf(&b, "scenario: %d passed, %d failed\n", np, nf)
+	fmt.Print(b.String())
+	_ = os.WriteFile(filepath.Join(h.state, "logs", "scenario-summary.txt"), []byte(b.String()), 0o644)
+}
+
+// warning: the step worked but missed a goal (reported, does not fail the run).
+type warning struct{ msg string }
+
+func (w warning) Error() string { return w.msg }
+
+type scenario struct {
+	h        *harness
+	p        *platform
+	deployWF *workflow
+	apps     map[string]application // right after step 1
+	failWF   string
+}
+
+const (
+	syncTmpl     = "sync-and-wait"
+	teardownTmpl = "teardown"
+	wfTimeout    = 10 * time.Minute
+)
+
+func (s *scenario) deployTemplate() string   { return s.p.Name + "-deploy" }
+func (s *scenario) teardownTemplate() string { return s.p.Name + "-teardown" }
+func (s *scenario) validateTemplate() string { return s.p.Name + "-validate" }
+
+// ---- 1: generate, apply what the bootstrap would, submit the deploy
+
+func (s *scenario) deploy() (string, error) {
+	h := s.h
+	gen := filepath.Join(h.state, "generated")
+	_ = os.RemoveAll(gen)
+	if _, err := h.run(10*time.Minute, h.repo, "go", "run", "./cmd/deployctl", "generate", "test/e2e/testdata/platform.yaml", "-o", gen); err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(filepath.Join(gen, s.p.Name)); err == nil && fi.IsDir() {
+		gen = filepath.Join(gen, s.p.Name) // <dir>/<platform>/... layout
+	}
+	h.genDir = gen
+	var applied []string
+	for _, d := range []string{"rbac", "cluster-workflow-templates", "argocd", "workflow-templates"} {
+		dir := filepath.Join(gen, d)
+		if _, err := os.Stat(filepath.Join(dir, "kustomization.yaml")); err != nil {
+			return "", fmt.Errorf("generated output lacks %s/kustomization.yaml", d)
+		}
+		if _, err := h.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=deployctl", "-k", dir); err != nil {
+			return "", err
+		}
+		applied = append(applied, d)
+	}
+	name, err := h.submit(s.deployTemplate())
+	if err != nil {
+		return "", err
+	}
+	w, err := h.waitWorkflow(name, wfTimeout)
+	if err != nil {
+		return "", err
+	}
+	if w.Status.Phase != "Succeeded" {
+		return "", fmt.Errorf("deploy %s", w.describe())
+	}
+	apps, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	var bad []string
+	for _, a := range s.p.Apps {
+		if ap, ok := apps[a]; !ok || ap.Status.Health.Status != "Healthy" || ap.Status.Sync.Status != "Synced" {
+			bad = append(bad, fmt.Sprintf("%s=%s/%s", a, ap.Status.Health.Status, ap.Status.Sync.Status))
+		}
+	}
+	if len(bad) > 0 {
+		return "", fmt.Errorf("after Succeeded, apps not Healthy+Synced: %s", strings.Join(bad, " "))
+	}
+	s.deployWF, s.apps = w, apps
+	return fmt.Sprintf("applied %s; %s Succeeded in %s; %d/%d apps Healthy+Synced",
+		strings.Join(applied, ","), name, sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)), len(s.p.Apps), len(s.p.Apps)), nil
+}
+
+// ---- 2: every edge A->B: B's sync started after A was Healthy
+
+func firstSyncStart(a application) *time.Time {
+	if len(a.Status.History) > 0 && a.Status.History[0].DeployStartedAt != nil {
+		return &a.Status.History[0].DeployStartedAt.Time
+	}
+	if a.Status.OperationState != nil && a.Status.OperationState.StartedAt != nil {
+		return &a.Status.OperationState.StartedAt.Time
+	}
+	return nil
+}
+
+// checkOrder verifies the health gate on Argo CD's and Argo Workflows' records
+// of one deploy run; it returns edges checked and the independent pairs that
+// overlapped in time.
+func (s *scenario) checkOrder(w *workflow, apps map[string]application) (int, []string, error) {
+	nodes := w.appNodes(syncTmpl)
+	var errs []string
+	edges := 0
+	for _, b := range s.p.Apps {
+		sb := firstSyncStart(apps[b])
+		if sb == nil {
+			errs = append(errs, b+": no sync operation recorded")
+			continue
+		}
+		for _, a := range s.p.Deps[b] {
+			edges++
+			ha := apps[a].Status.Health.LastTransitionTime
+			na := nodes[a]
+			switch {
+			case ha == nil:
+				errs = append(errs, a+": no health transition time")
+			case sb.Before(ha.Time):
+				errs = append(errs, fmt.Sprintf("%s->%s: %s sync started %s, %s Healthy only at %s", a, b, b, sb.Format(time.TimeOnly), a, ha.Format(time.TimeOnly)))
+			case na.FinishedAt == nil:
+				errs = append(errs, a+": node not finished")
+			case sb.Before(na.FinishedAt.Time):
+				errs = append(errs, fmt.Sprintf("%s->%s: %s sync started %s before node %s finished %s", a, b, b, sb.Format(time.TimeOnly), a, na.FinishedAt.Format(time.TimeOnly)))
+			}
+		}
+		// stale-health guard: an app's Healthy is from after its own sync started
+		if hb := apps[b].Status.Health.LastTransitionTime; hb != nil && hb.Before(*sb) {
+			errs = append(errs, fmt.Sprintf("%s: Healthy since %s, before its own sync %s (stale health accepted?)", b, hb.Format(time.TimeOnly), sb.Format(time.TimeOnly)))
+		}
+	}
+	var overlaps []string
+	for i, a := range s.p.Apps {
+		for _, b := range s.p.Apps[i+1:] {
+			if s.p.ordered(a, b) {
+				continue
+			}
+			sa, sb := firstSyncStart(apps[a]), firstSyncStart(apps[b])
+			ha, hb := apps[a].Status.Health.LastTransitionTime, apps[b].Status.Health.LastTransitionTime
+			if sa == nil || sb == nil || ha == nil || hb == nil {
+				continue
+			}
+			start, end := maxT(*sa, *sb), minT(ha.Time, hb.Time)
+			if end.Sub(start) >= time.Second {
+				overlaps = append(overlaps, fmt.Sprintf("%s||%s %s", a, b, sec(end.Sub(start))))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return edges, overlaps, errors.New(strings.Join(errs, "; "))
+	}
+	if len(overlaps) == 0 {
+		return edges, overlaps, errors.New("no two independent apps overlapped in time: the DAG ran serially")
+	}
+	return edges, overlaps, nil
+}
+
+func maxT(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minT(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func (s *scenario) order() (string, error) {
+	edges, overlaps, err := s.checkOrder(s.deployWF, s.apps)
+	if err != nil {
+		return "", err
+	}
+	if len(overlaps) > 4 {
+		overlaps = append(overlaps[:4], fmt.Sprintf("+%d more", len(overlaps)-4))
+	}
+	return fmt.Sprintf("%d edges: each sync started after its dependency was Healthy and its node finished; overlapped: %s", edges, strings.Join(overlaps, ", ")), nil
+}
+
+// ---- 3: makespan vs the critical path of readiness delays
+
+type pod struct {
+	Metadata struct {
+		Name, UID         string
+		Labels            map[string]string
+		CreationTimestamp kTime `json:"creationTimestamp"`
+	}
+	Status struct {
+		ContainerStatuses []struct {
+			RestartCount int `json:"restartCount"`
+			State        struct {
+				Running *struct {
+					StartedAt kTime `json:"startedAt"`
+				}
+			}
+		} `json:"containerStatuses"`
+	}
+}
+
+func (h *harness) pods(ns string) ([]pod, error) {
+	var l struct{ Items []pod }
+	err := h.getJSON(&l, "-n", ns, "get", "pods")
+	return l.Items, err
+}
+
+func (s *scenario) makespan() (string, error) {
+	w, apps := s.deployWF, s.apps
+	nodes := w.appNodes(syncTmpl)
+	makespan := w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)
+	path, delay := s.p.criticalPath()
+	pods, err := s.h.pods(appNS)
+	if err != nil {
+		return "", err
+	}
+	podStart := map[string]time.Duration{}
+	for _, p := range pods {
+		app := p.Metadata.Labels["app.kubernetes.io/name"]
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Running != nil {
+				podStart[app] = c.State.Running.StartedAt.Sub(p.Metadata.CreationTimestamp.Time)
+			}
+		}
+	}
+	// Per node of the critical path: dispatch (dependency's node finished ->
+	// this node started), step start-up (node start -> sync start), app ready
+	// (sync start -> Healthy: app pod start-up + readiness delay), observe
+	// (Healthy -> node finished).
+	var dispatch, stepUp, observe, podUp time.Duration
+	prevFinish := w.Status.StartedAt.Time
+	for _, a := range path {
+		n := nodes[a]
+		ss := firstSyncStart(apps[a])
+		ht := apps[a].Status.Health.LastTransitionTime
+		if n.StartedAt == nil || n.FinishedAt == nil || ss == nil || ht == nil {
+			return "", fmt.Errorf("%s: incomplete records", a)
+		}
+		dispatch += n.StartedAt.Sub(prevFinish)
+		stepUp += ss.Sub(n.StartedAt.Time)
+		observe += n.FinishedAt.Sub(ht.Time)
+		podUp += podStart[a]
+		prevFinish = n.FinishedAt.Time
+	}
+	tail := w.Status.FinishedAt.Sub(prevFinish)
+	n := time.Duration(len(path))
+	overhead := (makespan - delay - podUp) / n
+	parts := map[string]time.Duration{"dispatch": dispatch / n, "step pod start-up": stepUp / n, "health observation": observe / n}
+	dom := ""
+	for k, v := range parts {
+		if dom == "" || v > parts[dom] {
+			dom = k
+		}
+	}
+	detail := fmt.Sprintf("makespan %s; critical path %s = %s of readiness delays + %s app pod start-up; overhead %s per critical edge (dispatch %s, step start-up %s, observation %s; workflow tail %s); dominated by %s",
+		sec(makespan), strings.Join(path, "->"), sec(delay), sec(podUp), sec(overhead), sec(dispatch/n), sec(stepUp/n), sec(observe/n), sec(tail), dom)
+	if overhead > 2*time.Second {
+		return detail, warning{"goal <= 2s per edge beyond pod start-up not met"}
+	}
+	return detail, nil
+}
+
+// ---- 4: failure of a mid-DAG app
+
+const brokenApp = "catalog"
+
+// reset removes every Application (cascading) and whatever is left of the
+// platform's workloads (the PVC stays), so the next deploy starts from nothing.
+func (s *scenario) reset() error {
+	h := s.h
+	if _, err := h.kubectl("-n", argocdNS, "delete", "applications.argoproj.io", "--all", "--wait=true", "--timeout=180s"); err != nil {
+		return err
+	}
+	_, _ = h.kubectl("-n", appNS, "delete", "deploy,sts,svc,cm", "-l", "app.kubernetes.io/part-of=e2e", "--wait=true", "--timeout=120s")
+	_, _ = h.kubectl("delete", "crd", "widgets.e2e.deployctl.dev", "--ignore-not-found", "--wait=true", "--timeout=60s")
+	return h.waitFor("platform pods gone", 2*time.Minute, func() (bool, error) {
+		p, err := h.pods(appNS)
+		return err == nil && len(p) == 0, err
+	})
+}
+
+func (s *scenario) failure() (string, error) {
+	h := s.h
+	if err := s.reset(); err != nil {
+		return "", fmt.Errorf("reset: %w", err)
+	}
+	if _, err := h.script("gitrepo.sh", "break", brokenApp); err != nil {
+		return "", err
+	}
+	name, err := h.submit(s.deployTemplate())
+	if err != nil {
+		return "", err
+	}
+	s.failWF = name
+	w, err := h.waitWorkflow(name, wfTimeout)
+	if err != nil {
+		return "", err
+	}
+	if w.Status.Phase != "Failed" {
+		return "", fmt.Errorf("want Failed: %s", w.describe())
+	}
+	failed := w.failedApps(syncTmpl)
+	if len(failed) != 1 || failed[0] != brokenApp {
+		return "", fmt.Errorf("failed nodes %v, want [%s]: %s", failed, brokenApp, w.describe())
+	}
+	apps, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	desc := s.p.descendants(brokenApp)
+	var errs, dependents, independent []string
+	for _, a := range s.p.Apps {
+		ap, exists := apps[a]
+		switch {
+		case desc[a]:
+			dependents = append(dependents, a)
+			if exists && (ap.Status.OperationState != nil || len(ap.Status.History) > 0) {
+				errs = append(errs, a+" (depends on "+brokenApp+") has a sync operation")
+			}
+		case a == brokenApp:
+		default:
+			independent = append(independent, a)
+			if !exists || ap.Status.Health.Status != "Healthy" {
+				errs = append(errs, fmt.Sprintf("independent %s not Healthy (%s)", a, ap.Status.Health.Status))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return "", errors.New(strings.Join(errs, "; "))
+	}
+	n := w.appNodes(syncTmpl)[brokenApp]
+	return fmt.Sprintf("%s Failed at node %s (%q), Argo CD health %s; dependents %v never synced; independent %v Healthy",
+		name, n.DisplayName, n.Message, apps[brokenApp].Status.Health.Status, dependents, independent), nil
+}
+
+// ---- 5: resume with argo retry
+
+func (s *scenario) resume() (string, error) {
+	h := s.h
+	before, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	w0, err := h.workflow(s.failWF)
+	if err != nil {
+		return "", err
+	}
+	nodes0 := w0.appNodes(syncTmpl)
+	if _, err := h.script("gitrepo.sh", "fix", brokenApp); err != nil {
+		return "", err
+	}
+	if _, err := h.argo("retry", s.failWF); err != nil {
+		return "", err
+	}
+	// argo retry resets the phase asynchronously; wait for it to leave Failed first.
+	_ = h.waitFor("retry to start", time.Minute, func() (bool, error) {
+		w, err := h.workflow(s.failWF)
+		return err == nil && w.Status.Phase == "Running", err
+	})
+	w, err := h.waitWorkflow(s.failWF, wfTimeout)
+	if err != nil {
+		return "", err
+	}
+	if w.Status.Phase != "Succeeded" {
+		return "", fmt.Errorf("after retry: %s", w.describe())
+	}
+	after, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	nodes := w.appNodes(syncTmpl)
+	var errs, kept, rerun []string
+	for _, a := range s.p.Apps {
+		n0, ran := nodes0[a]
+		if ran && n0.Phase == "Succeeded" {
+			if len(after[a].Status.History) != len(before[a].Status.History) {
+				errs = append(errs, fmt.Sprintf("%s synced again (history %d -> %d)", a, len(before[a].Status.History), len(after[a].Status.History)))
+			}
+			if n := nodes[a]; n.StartedAt == nil || n0.StartedAt == nil || !n.StartedAt.Equal(n0.StartedAt.Time) {
+				errs = append(errs, a+" node ran again")
+			}
+			kept = append(kept, a)
+			continue
+		}
+		rerun = append(rerun, a)
+		if after[a].Status.Health.Status != "Healthy" {
+			errs = append(errs, a+" not Healthy after retry")
+		}
+	}
+	if h := len(after[brokenApp].Status.History); h <= len(before[brokenApp].Status.History) {
+		errs = append(errs, fmt.Sprintf("%s not synced again", brokenApp))
+	}
+	if len(errs) > 0 {
+		return "", errors.New(strings.Join(errs, "; "))
+	}
+	return fmt.Sprintf("retry ran only %v; %d succeeded apps kept their sync history and nodes", rerun, len(kept)), nil
+}
+
+// ---- 6: idempotency
+
+type snapshot struct {
+	appUID   map[string]string
+	podUID   map[string]string
+	restarts map[string]int
+}
+
+func (s *scenario) snap() (*snapshot, error) {
+	apps, err := s.h.applications()
+	if err != nil {
+		return nil, err
+	}
+	pods, err := s.h.pods(appNS)
+	if err != nil {
+		return nil, err
+	}
+	sn := &snapshot{appUID: map[string]string{}, podUID: map[string]string{}, restarts: map[string]int{}}
+	for n, a := range apps {
+		sn.appUID[n] = a.Metadata.UID
+	}
+	for _, p := range pods {
+		sn.podUID[p.Metadata.Name] = p.Metadata.UID
+		for _, c := range p.Status.ContainerStatuses {
+			sn.restarts[p.Metadata.Name] += c.RestartCount
+		}
+	}
+	return sn, nil
+}
+
+func (s *scenario) idempotency() (string, error) {
+	h := s.h
+	b, err := s.snap()
+	if err != nil {
+		return "", err
+	}
+	name, err := h.submit(s.deployTemplate())
+	if err != nil {
+		return "", err
+	}
+	w, err := h.waitWorkflow(name, wfTimeout)
+	if err != nil {
+		return "", err
+	}
+	if w.Status.Phase != "Succeeded" {
+		return "", fmt.Errorf("redeploy: %s", w.describe())
+	}
+	a, err := s.snap()
+	if err != nil {
+		return "", err
+	}
+	var errs []string
+	for n, uid := range b.appUID {
+		if a.appUID[n] != uid {
+			errs = append(errs, "Application "+n+" re-created")
+		}
+	}
+	for n, uid := range b.podUID {
+		if a.podUID[n] != uid {
+			errs = append(errs, "pod "+n+" replaced")
+		} else if a.restarts[n] != b.restarts[n] {
+			errs = append(errs, "pod "+n+" restarted")
+		}
+	}
+	if len(a.podUID) != len(b.podUID) {
+		errs = append(errs, fmt.Sprintf("%d pods before, %d after", len(b.podUID), len(a.podUID)))
+	}
+	if len(errs) > 0 {
+		return "", errors.New(strings.Join(errs, "; "))
+	}
+	return fmt.Sprintf("%s Succeeded in %s; %d Applications and %d pods unchanged, no restart", name,
+		sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)), len(a.appUID), len(a.podUID)), nil
+}
+
+// ---- 7: validate
+
+const degradedApp = "widget"
+
+func (s *scenario) validate() (string, error) {
+	h := s.h
+	name, err := h.submit(s.validateTemplate())
+	if err != nil {
+		return "", err
+	}
+	w, err := h.waitWorkflow(name, 5*time.Minute)
+	if err != nil {
+		return "", err
+	}
+	if w.Status.Phase != "Succeeded" {
+		return "", fmt.Errorf("validate of the healthy platform: %s", w.describe())
+	}
+	okDur := w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)
+	// Break one app behind Argo CD's back: the Widget's Lua health turns Degraded.
+	patch := func(phase string) error {
+		_, err := h.kubectl("-n", appNS, "patch", "widgets.e2e.deployctl.dev", "widget", "--type=merge", "-p", `{"status":{"phase":"`+phase+`"}}`)
+		return err
+	}
+	health := func(want string) func() (bool, error) {
+		return func() (bool, error) {
+			apps, err := h.applications()
+			return err == nil && apps[degradedApp].Status.Health.Status == want, err
+		}
+	}
+	if err := patch("Failed"); err != nil {
+		return "", err
+	}
+	defer func() {
+		_ = patch("Ready")
+		_ = h.waitFor(degradedApp+" Healthy again", 2*time.Minute, health("Healthy"))
+	}()
+	if err := h.waitFor(degradedApp+" Degraded in Argo CD", 2*time.Minute, health("Degraded")); err != nil {
+		return "", err
+	}
+	name2, err := h.submit(s.validateTemplate())
+	if err != nil {
+		return "", err
+	}
+	w2, err := h.waitWorkflow(name2, 5*time.Minute)
+	if err != nil {
+		return "", err
+	}
+	if w2.Status.Phase == "Succeeded" {
+		return "", fmt.Errorf("validate Succeeded with %s Degraded", degradedApp)
+	}
+	named := false
+	for _, n := range w2.Status.Nodes {
+		if n.Phase != "Failed" && n.Phase != "Error" {
+			continue
+		}
+		text := n.Message + " " + n.param("app")
+		if n.Outputs != nil {
+			for _, p := range n.Outputs.Parameters {
+				text += " " + p.Value
+			}
+		}
+		if strings.Contains(text, degradedApp) {
+			named = true
+		}
+	}
+	if !named {
+		return "", fmt.Errorf("validate failed without naming %s: %s", degradedApp, w2.describe())
+	}
+	return fmt.Sprintf("healthy: %s Succeeded in %s; %s Degraded: %s %s naming %s", name, sec(okDur), degradedApp, name2, w2.Status.Phase, degradedApp), nil
+}
+
+// ---- 8: teardown
+
+type appWatch struct {
+	mu      sync.Mutex
+	delAt   map[string]time.Time // first seen with a deletionTimestamp
+	goneAt  map[string]time.Time // DELETED event
+	cmd     *exec.Cmd
+	stopped chan struct{}
+}
+
+// watchApps follows Application events from the API server.
+func (h *harness) watchApps() (*appWatch, error) {
+	w := &appWatch{delAt: map[string]time.Time{}, goneAt: map[string]time.Time{}, stopped: make(chan struct{})}
+	w.cmd = exec.Command(filepath.Join(h.bin, "kubectl"), "--kubeconfig", h.kube, "-n", argocdNS, "get", "applications.argoproj.io",
+		"--watch", "--output-watch-events", "-o", "json")
+	out, err := w.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(w.stopped)
+		dec := json.NewDecoder(bufio.NewReader(out))
+		for {
+			var ev struct {
+				Type   string
+				Object application
+			}
+			if err := dec.Decode(&ev); err != nil {
+				return
+			}
+			now := time.Now()
+			w.mu.Lock()
+			n := ev.Object.Metadata.Name
+			if _, seen := w.delAt[n]; !seen && (ev.Object.Metadata.DeletionTimestamp != nil || ev.Type == "DELETED") {
+				w.delAt[n] = now
+			}
+			if ev.Type == "DELETED" {
+				w.goneAt[n] = now
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w, nil
+}
+
+func (w *appWatch) stop() {
+	_ = w.cmd.Process.Kill()
+	_ = w.cmd.Wait()
+	<-w.stopped
+}
+
+func (s *scenario) teardown() (string, error) {
+	h := s.h
+	before, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	// Refusals: no confirmation, and a wrong one.
+	var refusals []string
+	for _, params := range [][]string{nil, {"confirm=not-" + s.p.Name}} {
+		name, err := h.submit(s.teardownTemplate(), params...)
+		if err != nil {
+			refusals = append(refusals, "submit rejected")
+			continue
+		}
+		w, err := h.waitWorkflow(name, 3*time.Minute)
+		if err != nil {
+			return "", err
+		}
+		if w.Status.Phase == "Succeeded" {
+			return "", fmt.Errorf("teardown with %v Succeeded", params)
+		}
+		refusals = append(refusals, w.Status.Phase)
+	}
+	mid, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	for n, a := range before {
+		if m, ok := mid[n]; !ok || m.Metadata.DeletionTimestamp != nil {
+			return "", fmt.Errorf("refused teardown still deleted %s", n)
+		}
+		_ = a
+	}
+	watch, err := h.watchApps()
+	if err != nil {
+		return "", err
+	}
+	time.Sleep(2 * time.Second) // initial ADDED events
+	name, err := h.submit(s.teardownTemplate(), "confirm="+s.p.Name)
+	if err != nil {
+		watch.stop()
+		return "", err
+	}
+	w, err := h.waitWorkflow(name, wfTimeout)
+	time.Sleep(2 * time.Second)
+	watch.stop()
+	if err != nil {
+		return "", err
+	}
+	if w.Status.Phase != "Succeeded" {
+		return "", fmt.Errorf("teardown: %s", w.describe())
+	}
+	var errs []string
+	nodes := w.appNodes(teardownTmpl)
+	edges := 0
+	for _, b := range s.p.Apps {
+		for _, a := range s.p.Deps[b] { // a must outlive b
+			edges++
+			gb, okb := watch.goneAt[b]
+			da, oka := watch.delAt[a]
+			if !okb || !oka {
+				errs = append(errs, fmt.Sprintf("%s->%s: deletion not observed", a, b))
+				continue
+			}
+			if da.Before(gb) {
+				errs = append(errs, fmt.Sprintf("%s deletion started %s before dependent %s was gone %s", a, da.Format("15:04:05.000"), b, gb.Format("15:04:05.000")))
+			}
+			if nb, na := nodes[b], nodes[a]; nb.FinishedAt != nil && na.StartedAt != nil && na.StartedAt.Before(nb.FinishedAt.Time) {
+				errs = append(errs, fmt.Sprintf("node %s started before node %s finished", a, b))
+			}
+		}
+	}
+	left, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	if len(left) > 0 {
+		errs = append(errs, fmt.Sprintf("%d Applications left", len(left)))
+	}
+	if out, _ := h.kubectl("-n", appNS, "get", "deploy,sts,svc,cm", "-l", "app.kubernetes.io/part-of=e2e", "-o", "name"); strings.TrimSpace(out) != "" {
+		errs = append(errs, "managed resources left: "+strings.Join(strings.Fields(out), " "))
+	}
+	if out, _ := h.kubectl("get", "crd", "widgets.e2e.deployctl.dev", "--ignore-not-found", "-o", "name"); strings.TrimSpace(out) != "" {
+		errs = append(errs, "CRD widgets left")
+	}
+	if _, err := h.kubectl("-n", appNS, "get", "pvc", "data-db-0"); err != nil {
+		errs = append(errs, "PVC data-db-0 not retained")
+	}
+	raw, _ := json.Marshal(w.Status.Nodes)
+	reported := strings.Contains(string(raw), "data-db-0")
+	if !reported {
+		errs = append(errs, "retained PVC data-db-0 not reported in the teardown's node outputs")
+	}
+	again, err := h.submit(s.teardownTemplate(), "confirm="+s.p.Name)
+	if err != nil {
+		return "", err
+	}
+	w2, err := h.waitWorkflow(again, 5*time.Minute)
+	if err != nil {
+		return "", err
+	}
+	if w2.Status.Phase != "Succeeded" {
+		errs = append(errs, "teardown of the absent platform: "+w2.Status.Phase)
+	}
+	if len(errs) > 0 {
+		return "", errors.New(strings.Join(errs, "; "))
+	}
+	return fmt.Sprintf("refused (%s); %s Succeeded in %s, %d edges in reverse order; nothing left; PVC data-db-0 retained and reported; again: Succeeded in %s",
+		strings.Join(refusals, ", "), name, sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)), edges,
+		sec(w2.Status.FinishedAt.Sub(w2.Status.StartedAt.Time))), nil
+}
+
+// ---- 9: faults
+
+func (s *scenario) faults() (string, error) {
+	h := s.h
+	name, err := h.submit(s.deployTemplate())
+	if err != nil {
+		return "", err
+	}
+	// argocd-server dies while db's step waits for health.
+	waitApp := "db"
+	if err := h.waitFor(waitApp+" sync started", 5*time.Minute, func() (bool, error) {
+		apps, err := h.applications()
+		a := apps[waitApp]
+		return err == nil && firstSyncStart(a) != nil && a.Status.Health.Status != "Healthy", err
+	}); err != nil {
+		return "", err
+	}
+	if _, err := h.script("restart.sh", "argocd-server"); err != nil {
+		return "", err
+	}
+	// the workflow-controller dies while later nodes run.
+	runApp := "catalog"
+	if err := h.waitFor(runApp+" node running", 5*time.Minute, func() (bool, error) {
+		w, err := h.workflow(name)
+		return err == nil && w.appNodes(syncTmpl)[runApp].Phase == "Running", err
+	}); err != nil {
+		return "", err
+	}
+	if _, err := h.script("restart.sh", "workflow-controller"); err != nil {
+		return "", err
+	}
+	w, err := h.waitWorkflow(name, wfTimeout)
+	if err != nil {
+		return "", err
+	}
+	if w.Status.Phase != "Succeeded" {
+		return "", fmt.Errorf("deploy with restarts: %s", w.describe())
+	}
+	apps, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	if _, _, err := s.checkOrder(w, apps); err != nil {
+		return "", fmt.Errorf("order after restarts: %w", err)
+	}
+	attempts := 0
+	for _, n := range w.Status.Nodes {
+		if n.Type == "Pod" && n.template() == syncTmpl && n.param("app") == waitApp {
+			attempts++
+		}
+	}
+	return fmt.Sprintf("argocd-server restarted while %s waited (%d attempt(s)), workflow-controller restarted while %s ran; %s Succeeded in %s, order held",
+		waitApp, attempts, runApp, name, sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time))), nil
+}
+
