@@ -371,6 +371,23 @@ func (h *harness) submit(template string, params ...string) (string, error) {
 	return strings.TrimSpace(lastLines(out, 1)), nil
 }
 
+// runWorkflow submits a WorkflowTemplate and waits for the workflow to
+// finish; want, if not empty, is the phase it must end in.
+func (h *harness) runWorkflow(template, want string, timeout time.Duration, params ...string) (*workflow, error) {
+	name, err := h.submit(template, params...)
+	if err != nil {
+		return nil, err
+	}
+	w, err := h.waitWorkflow(name, timeout)
+	if err != nil {
+		return w, err
+	}
+	if want != "" && w.Status.Phase != want {
+		return w, fmt.Errorf("%s: want %s, got %s", template, want, w.describe())
+	}
+	return w, nil
+}
+
 // waitWorkflow waits until the workflow has finished and returns it.
 func (h *harness) waitWorkflow(name string, timeout time.Duration) (*workflow, error) {
 	deadline := time.Now().Add(timeout)

@@ -133,17 +133,11 @@ func (s *scenario) deploy() (string, error) {
 		}
 		applied = append(applied, d)
 	}
-	name, err := h.submit(s.deployTemplate())
+	w, err := h.runWorkflow(s.deployTemplate(), "Succeeded", wfTimeout)
 	if err != nil {
 		return "", err
 	}
-	w, err := h.waitWorkflow(name, wfTimeout)
-	if err != nil {
-		return "", err
-	}
-	if w.Status.Phase != "Succeeded" {
-		return "", fmt.Errorf("deploy %s", w.describe())
-	}
+	name := w.Metadata.Name
 	apps, err := h.applications()
 	if err != nil {
 		return "", err
@@ -511,17 +505,11 @@ func (s *scenario) idempotency() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name, err := h.submit(s.deployTemplate())
+	w, err := h.runWorkflow(s.deployTemplate(), "Succeeded", wfTimeout)
 	if err != nil {
 		return "", err
 	}
-	w, err := h.waitWorkflow(name, wfTimeout)
-	if err != nil {
-		return "", err
-	}
-	if w.Status.Phase != "Succeeded" {
-		return "", fmt.Errorf("redeploy: %s", w.describe())
-	}
+	name := w.Metadata.Name
 	a, err := s.snap()
 	if err != nil {
 		return "", err
@@ -555,17 +543,11 @@ const degradedApp = "widget"
 
 func (s *scenario) validate() (string, error) {
 	h := s.h
-	name, err := h.submit(s.validateTemplate())
+	w, err := h.runWorkflow(s.validateTemplate(), "Succeeded", 5*time.Minute)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("validate of the healthy platform: %w", err)
 	}
-	w, err := h.waitWorkflow(name, 5*time.Minute)
-	if err != nil {
-		return "", err
-	}
-	if w.Status.Phase != "Succeeded" {
-		return "", fmt.Errorf("validate of the healthy platform: %s", w.describe())
-	}
+	name := w.Metadata.Name
 	okDur := w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)
 	// Break one app behind Argo CD's back: the Widget's Lua health turns Degraded.
 	patch := func(phase string) error {
@@ -588,14 +570,11 @@ func (s *scenario) validate() (string, error) {
 	if err := h.waitFor(degradedApp+" Degraded in Argo CD", 2*time.Minute, health("Degraded")); err != nil {
 		return "", err
 	}
-	name2, err := h.submit(s.validateTemplate())
+	w2, err := h.runWorkflow(s.validateTemplate(), "", 5*time.Minute)
 	if err != nil {
 		return "", err
 	}
-	w2, err := h.waitWorkflow(name2, 5*time.Minute)
-	if err != nil {
-		return "", err
-	}
+	name2 := w2.Metadata.Name
 	if w2.Status.Phase == "Succeeded" {
 		return "", fmt.Errorf("validate Succeeded with %s Degraded", degradedApp)
 	}
@@ -767,16 +746,9 @@ func (s *scenario) teardown() (string, error) {
 	if !reported {
 		errs = append(errs, "retained PVC data-db-0 not reported in the teardown's node outputs")
 	}
-	again, err := h.submit(s.teardownTemplate(), "confirm="+s.p.Name)
+	w2, err := h.runWorkflow(s.teardownTemplate(), "Succeeded", 5*time.Minute, "confirm="+s.p.Name)
 	if err != nil {
-		return "", err
-	}
-	w2, err := h.waitWorkflow(again, 5*time.Minute)
-	if err != nil {
-		return "", err
-	}
-	if w2.Status.Phase != "Succeeded" {
-		errs = append(errs, "teardown of the absent platform: "+w2.Status.Phase)
+		return "", fmt.Errorf("teardown of the absent platform: %w", err)
 	}
 	if len(errs) > 0 {
 		return "", errors.New(strings.Join(errs, "; "))
@@ -840,4 +812,3 @@ func (s *scenario) faults() (string, error) {
 	return fmt.Sprintf("argocd-server restarted while %s waited (%d attempt(s)), workflow-controller restarted while %s ran; %s Succeeded in %s, order held",
 		waitApp, attempts, runApp, name, sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time))), nil
 }
-
