@@ -6,6 +6,7 @@ package dag
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/deployctl/deployctl/pkg/graph"
@@ -144,7 +145,8 @@ func (d *DAG) ofKind(k Kind) []string {
 	return out
 }
 
-// StackApps lists a stack's apps present in this DAG, in spec order.
+// StackApps lists a stack's apps present in this DAG, sorted: the order
+// of the spec file carries no meaning.
 func (d *DAG) StackApps(stack string) []string {
 	var out []string
 	for _, a := range d.stacks[stack] {
@@ -152,6 +154,24 @@ func (d *DAG) StackApps(stack string) []string {
 			out = append(out, a)
 		}
 	}
+	sort.Strings(out)
+	return out
+}
+
+// StackDeps lists the stacks a stack depends on that are in this DAG, sorted.
+func (d *DAG) StackDeps(stack string) []string {
+	var out []string
+	for _, s := range d.Platform.Spec.Stacks {
+		if s.Name != stack {
+			continue
+		}
+		for _, dep := range s.DependsOn {
+			if d.Graph.Has(dep) {
+				out = append(out, dep)
+			}
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -122,15 +122,9 @@ func Make(d *dag.DAG, scope string, action dag.Action) (*Plan, error) {
 		}
 		p.WaveMakespan += secs(slowest)
 	}
-	for _, s := range d.Platform.Spec.Stacks {
-		if apps := d.StackApps(s.Name); len(apps) > 0 {
-			st := Stack{Name: s.Name, Apps: apps}
-			for _, dep := range s.DependsOn {
-				if g.Has(dep) {
-					st.DependsOn = append(st.DependsOn, dep)
-				}
-			}
-			p.Stacks = append(p.Stacks, st)
+	for _, s := range d.Stacks() {
+		if apps := d.StackApps(s); len(apps) > 0 {
+			p.Stacks = append(p.Stacks, Stack{Name: s, Apps: apps, DependsOn: d.StackDeps(s)})
 		}
 	}
 

@@ -40,9 +40,9 @@ func (p *Plan) text(w io.Writer) error {
 	fmt.Fprintf(&b, "\nMost apps in parallel: %d\n", p.MaxParallel)
 	b.WriteString("\nCritical path (health timeouts as worst case):\n")
 	for _, n := range p.CriticalPath {
-		fmt.Fprintf(&b, "  %-32s %s\n", n, short(p.node(n).Weight.Duration()))
+		fmt.Fprintf(&b, "  %-32s %s\n", n, Short(p.node(n).Weight.Duration()))
 	}
-	fmt.Fprintf(&b, "  worst-case makespan %s (with wave barriers: %s)\n", short(p.Makespan.Duration()), short(p.WaveMakespan.Duration()))
+	fmt.Fprintf(&b, "  worst-case makespan %s (with wave barriers: %s)\n", Short(p.Makespan.Duration()), Short(p.WaveMakespan.Duration()))
 	b.WriteString("\nDeploy order:\n  " + strings.Join(p.deployOrder(), " → ") + "\n")
 	b.WriteString("\nTeardown order:\n  " + strings.Join(p.Teardown, " → ") + "\n")
 	_, err := io.WriteString(w, b.String())
@@ -69,8 +69,8 @@ func (p *Plan) node(name string) Node {
 	return Node{}
 }
 
-// short prints 1h30m0s as 1h30m and 5m0s as 5m.
-func short(d time.Duration) string {
+// Short prints 1h30m0s as 1h30m and 5m0s as 5m.
+func Short(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = s[:len(s)-2]

@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 )
+
+// ReservedPrefix starts the names of deployctl's own workflow nodes.
+const ReservedPrefix = "deployctl-"
 
 // validate checks what the schema cannot: names unique across the file,
 // dependencies that resolve, positive durations, sane retry bounds, sources
@@ -22,6 +26,9 @@ func (d *Document) validate() error {
 	}
 	names := map[string]def{}
 	declare := func(name, kind, path string) {
+		if strings.HasPrefix(name, ReservedPrefix) {
+			add(path+".name", "%q: names starting with %q are reserved for deployctl's own workflow nodes", name, ReservedPrefix)
+		}
 		if prev, ok := names[name]; ok {
 			add(path+".name", "duplicate name %q: already used by the %s at line %d (names are unique across stacks and apps)", name, prev.kind, d.Line(prev.path+".name"))
 			return
@@ -80,6 +87,7 @@ func (d *Document) validate() error {
 
 	d.checkTimeouts(&errs, "spec.defaults.timeouts", p.Spec.Defaults.Timeouts)
 	d.checkRetry(&errs, "spec.defaults.retry", p.Spec.Defaults.Retry)
+	d.checkProgression(&errs, "spec.defaults.retry", mergeRetry(p.Spec.Defaults.Retry, nil))
 
 	seenKinds := map[string]int{}
 	for i, h := range p.Spec.HealthCustomizations {
@@ -124,12 +132,25 @@ func (d *Document) checkApp(errs *Errors, path string, a *App) {
 	d.checkTimeouts(errs, path+".timeouts", a.Timeouts)
 	d.checkRetry(errs, path+".retry", a.Retry)
 	for k, h := range a.HealthChecks {
+		hp := fmt.Sprintf("%s.healthChecks[%d]", path, k)
 		if h.HTTP != nil {
 			u, err := url.Parse(h.HTTP.URL)
 			if err != nil || u.Host == "" {
-				add(fmt.Sprintf("%s.healthChecks[%d].http.url", path, k), "invalid URL %q", h.HTTP.URL)
+				add(hp+".http.url", "invalid URL %q", h.HTTP.URL)
+			}
+			noTemplate(errs, d, hp+".http.url", h.HTTP.URL)
+		}
+		if r := h.Resource; r != nil {
+			for f, v := range map[string]string{"group": r.Group, "kind": r.Kind, "namespace": r.Namespace, "name": r.Name} {
+				noTemplate(errs, d, hp+".resource."+f, v)
+				if strings.Contains(v, "/") {
+					add(hp+".resource."+f, "must not contain '/'")
+				}
 			}
 		}
+	}
+	if a.Retry != nil {
+		d.checkProgression(errs, path+".retry", mergeRetry(def.Retry, a.Retry))
 	}
 }
 
@@ -177,6 +198,30 @@ func (d *Document) checkRetry(errs *Errors, path string, r *Retry) {
 	}
 	if r.MaxBackoff.Duration > time.Hour {
 		add(path+".maxBackoff", "maxBackoff %s is over an hour: a stuck node would hide for too long", r.MaxBackoff.Duration)
+	}
+}
+
+// noTemplate rejects Argo expression delimiters in text that the compiler
+// passes to a workflow verbatim: Argo would try to evaluate it.
+func noTemplate(errs *Errors, d *Document, path, v string) {
+	if strings.Contains(v, "{{") || strings.Contains(v, "}}") {
+		*errs = append(*errs, d.At(path, "must not contain '{{' or '}}' (Argo Workflows expression delimiters)"))
+	}
+}
+
+// checkProgression keeps the longest retry wait under maxBackoff: Argo
+// Workflows 3.6 grows the backoff by factor each retry and cannot cap it, so
+// the cap is enforced here, on the effective retry policy of each app.
+func (d *Document) checkProgression(errs *Errors, path string, r Retry) {
+	if r.Limit < 1 || r.MaxBackoff.Duration <= 0 {
+		return
+	}
+	last := r.Backoff.Duration
+	for i := 1; i < r.Limit && last <= r.MaxBackoff.Duration; i++ {
+		last *= time.Duration(r.Factor)
+	}
+	if last > r.MaxBackoff.Duration {
+		*errs = append(*errs, d.At(path, "retry backoff grows past maxBackoff %s (limit %d, backoff %s, factor %d); lower limit or factor, or raise maxBackoff", r.MaxBackoff.Duration, r.Limit, r.Backoff.Duration, r.Factor))
 	}
 }
 

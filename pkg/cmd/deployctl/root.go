@@ -5,6 +5,7 @@ package deployctl
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/generate"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/lint"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/plan"
 )
@@ -21,6 +22,6 @@ reverse. Argo Workflows is the runtime; Argo CD applies every manifest.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(lint.NewCommand(), plan.NewCommand())
+	cmd.AddCommand(lint.NewCommand(), plan.NewCommand(), generate.NewCommand())
 	return cmd
 }

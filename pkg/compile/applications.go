@@ -1,0 +1,162 @@
+package compile
+
+import (
+	"encoding/json"
+
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// Application is Argo CD's own type: what the step creates and what the
+// root Application later adopts from Git must be the same object.
+type Application = appv1.Application
+
+// resourcesFinalizer makes deleting an Application delete its resources.
+const resourcesFinalizer = "resources-finalizer.argocd.argoproj.io"
+
+// RootApplicationName is the GitOps handoff Application of a platform; the
+// reserved prefix keeps it apart from every app name.
+func RootApplicationName(platform string) string { return spec.ReservedPrefix + "root-" + platform }
+
+// application builds the Argo CD Application of one app. It carries no
+// automated sync unless the spec asks for it: the deploy workflow syncs each
+// app itself when its turn comes (INV-2).
+func application(p *spec.Platform, stack string, a *spec.App) (*Application, error) {
+	labels := map[string]string{
+		LabelPlatform:  p.Metadata.Name,
+		LabelStack:     stack,
+		LabelManagedBy: ManagedBy,
+	}
+	for k, v := range a.Labels {
+		labels[k] = v
+	}
+	app := &Application{
+		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Application"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        a.Name,
+			Namespace:   p.Spec.ArgoCD.Namespace,
+			Labels:      labels,
+			Annotations: a.Annotations,
+			Finalizers:  []string{resourcesFinalizer},
+		},
+		Spec: appv1.ApplicationSpec{
+			Project: a.Project,
+			Destination: appv1.ApplicationDestination{
+				Server:    a.Destination.Server,
+				Name:      a.Destination.Name,
+				Namespace: a.Destination.Namespace,
+			},
+			SyncPolicy: syncPolicy(a.SyncPolicy, a.SyncOptions),
+		},
+	}
+	if len(a.Sources) > 0 {
+		for i := range a.Sources {
+			s, err := source(&a.Sources[i])
+			if err != nil {
+				return nil, err
+			}
+			app.Spec.Sources = append(app.Spec.Sources, *s)
+		}
+	} else {
+		s, err := source(a.Source)
+		if err != nil {
+			return nil, err
+		}
+		app.Spec.Source = s
+	}
+	for _, d := range a.IgnoreDifferences {
+		app.Spec.IgnoreDifferences = append(app.Spec.IgnoreDifferences, appv1.ResourceIgnoreDifferences{
+			Group: d.Group, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace,
+			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers,
+		})
+	}
+	return app, nil
+}
+
+func syncPolicy(sp *spec.SyncPolicy, opts []string) *appv1.SyncPolicy {
+	if (sp == nil || sp.Automated == nil) && len(opts) == 0 {
+		return nil
+	}
+	out := &appv1.SyncPolicy{SyncOptions: opts}
+	if sp != nil && sp.Automated != nil {
+		out.Automated = &appv1.SyncPolicyAutomated{Prune: sp.Automated.Prune, SelfHeal: sp.Automated.SelfHeal}
+	}
+	return out
+}
+
+func source(s *spec.Source) (*appv1.ApplicationSource, error) {
+	out := &appv1.ApplicationSource{
+		RepoURL:        s.RepoURL,
+		TargetRevision: s.TargetRevision,
+		Path:           s.Path,
+		Chart:          s.Chart,
+		Ref:            s.Ref,
+	}
+	if h := s.Helm; h != nil {
+		out.Helm = &appv1.ApplicationSourceHelm{ReleaseName: h.ReleaseName, ValueFiles: h.ValueFiles, Values: h.Values}
+		for _, p := range h.Parameters {
+			out.Helm.Parameters = append(out.Helm.Parameters, appv1.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
+		}
+		if h.ValuesObject != nil {
+			raw, err := json.Marshal(h.ValuesObject)
+			if err != nil {
+				return nil, err
+			}
+			out.Helm.ValuesObject = &runtime.RawExtension{Raw: raw}
+		}
+	}
+	if k := s.Kustomize; k != nil {
+		out.Kustomize = &appv1.ApplicationSourceKustomize{NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, CommonLabels: k.CommonLabels}
+		for _, img := range k.Images {
+			out.Kustomize.Images = append(out.Kustomize.Images, appv1.KustomizeImage(img))
+		}
+	}
+	if d := s.Directory; d != nil {
+		out.Directory = &appv1.ApplicationSourceDirectory{Recurse: d.Recurse, Include: d.Include, Exclude: d.Exclude}
+	}
+	return out, nil
+}
+
+// rootApplication is the GitOps handoff: an app-of-apps over the generated
+// applications/ folder, created by the deploy's last node once every app is
+// Healthy, so steady state (Phase 3) belongs to Argo CD.
+func rootApplication(p *spec.Platform) *Application {
+	b := p.Spec.Bootstrap
+	if b == nil || b.RootApplication == nil {
+		return nil
+	}
+	r := b.RootApplication
+	src := appv1.ApplicationSource{RepoURL: r.RepoURL, TargetRevision: r.TargetRevision, Path: r.Path}
+	if def := p.Spec.Defaults.Source; def != nil {
+		if src.RepoURL == "" {
+			src.RepoURL = def.RepoURL
+		}
+		if src.TargetRevision == "" {
+			src.TargetRevision = def.TargetRevision
+		}
+	}
+	app := &Application{
+		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Application"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      RootApplicationName(p.Metadata.Name),
+			Namespace: p.Spec.ArgoCD.Namespace,
+			Labels:    map[string]string{LabelPlatform: p.Metadata.Name, LabelManagedBy: ManagedBy},
+			// No resources finalizer: deleting the root must orphan the
+			// child Applications, which teardown then deletes in order.
+		},
+		Spec: appv1.ApplicationSpec{
+			Project:     p.Spec.ArgoCD.Project,
+			Source:      &src,
+			Destination: appv1.ApplicationDestination{Server: spec.DefaultServer, Namespace: p.Spec.ArgoCD.Namespace},
+		},
+	}
+	if r.Automated {
+		// selfHeal corrects drift; no prune, so removing an app from Git
+		// never deletes it out of dependency order.
+		app.Spec.SyncPolicy = &appv1.SyncPolicy{Automated: &appv1.SyncPolicyAutomated{SelfHeal: true}}
+	}
+	return app
+}

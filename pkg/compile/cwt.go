@@ -1,0 +1,80 @@
+package compile
+
+import (
+	"fmt"
+	"path"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/templates"
+)
+
+// cwtFiles are the hand-written ClusterWorkflowTemplates, in output order.
+var cwtFiles = []string{"sync-and-wait.yaml", "validate.yaml", "teardown.yaml"}
+
+// ClusterWorkflowTemplates loads the reusable templates embedded from
+// templates/cluster-workflow-templates and points them at the spec's step
+// image. They are platform-independent: one set serves every platform that
+// uses the same image.
+func ClusterWorkflowTemplates(w spec.Workflow) ([]*wfv1.ClusterWorkflowTemplate, error) {
+	var out []*wfv1.ClusterWorkflowTemplate
+	for _, f := range cwtFiles {
+		data, err := templates.FS.ReadFile(path.Join("cluster-workflow-templates", f))
+		if err != nil {
+			return nil, err
+		}
+		var cwt wfv1.ClusterWorkflowTemplate
+		if err := yaml.UnmarshalStrict(data, &cwt); err != nil {
+			return nil, fmt.Errorf("templates/cluster-workflow-templates/%s: %w", f, err)
+		}
+		for i := range cwt.Spec.Templates {
+			if c := cwt.Spec.Templates[i].Container; c != nil {
+				c.Image = w.Image
+				c.ImagePullPolicy = corev1.PullPolicy(w.ImagePullPolicy)
+			}
+		}
+		out = append(out, &cwt)
+	}
+	return out, nil
+}
+
+// templateRef points a DAG task at one of the ClusterWorkflowTemplates.
+func templateRef(cwt, tmpl string) *wfv1.TemplateRef {
+	return &wfv1.TemplateRef{Name: cwt, Template: tmpl, ClusterScope: true}
+}
+
+// dropDefaults removes task arguments equal to the called template's own
+// input default: the same run, a smaller WorkflowTemplate (size is what
+// bounds a platform, see render.MaxObjectBytes).
+func dropDefaults(tasks []wfv1.DAGTask, cwts []*wfv1.ClusterWorkflowTemplate) {
+	defaults := map[string]map[string]string{} // "cwt/template" → input → default
+	for _, c := range cwts {
+		for _, t := range c.Spec.Templates {
+			m := map[string]string{}
+			for _, in := range t.Inputs.Parameters {
+				if in.Default != nil {
+					m[in.Name] = in.Default.String()
+				}
+			}
+			defaults[c.Name+"/"+t.Name] = m
+		}
+	}
+	for i := range tasks {
+		ref := tasks[i].TemplateRef
+		if ref == nil {
+			continue
+		}
+		def := defaults[ref.Name+"/"+ref.Template]
+		kept := tasks[i].Arguments.Parameters[:0]
+		for _, p := range tasks[i].Arguments.Parameters {
+			if d, ok := def[p.Name]; ok && p.Value != nil && p.Value.String() == d {
+				continue
+			}
+			kept = append(kept, p)
+		}
+		tasks[i].Arguments.Parameters = kept
+	}
+}

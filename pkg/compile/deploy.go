@@ -1,0 +1,119 @@
+package compile
+
+import (
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/manifest"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// deployWorkflowTemplate is the deploy DAG: one sync-and-wait task per app,
+// depending only on its direct dependencies (apps, or stack joins for
+// stack-level dependsOn). Nothing waits for an unrelated node: no waves.
+// With a root Application configured, a last task hands the platform over
+// to Argo CD once every app is Healthy.
+func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1.WorkflowTemplate, error) {
+	tasks, err := tasksOf(d, d.Graph, func(n *dag.Node, deps []string) wfv1.DAGTask {
+		return syncTask(n.Name, n.App, deps)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if root != nil {
+		tasks = append(tasks, handoffTask(d, root))
+	}
+	main := wfv1.Template{Name: string(dag.Deploy), DAG: &wfv1.DAGTemplate{Tasks: tasks}}
+	return workflowTemplate(d.Platform, string(dag.Deploy), hash, nil, main), nil
+}
+
+// syncTask calls sync-and-wait for one app.
+func syncTask(name string, a *spec.App, deps []string) wfv1.DAGTask {
+	t := a.Timeouts
+	args := []wfv1.Parameter{
+		param("app", name),
+		param("manifest-base64", ""), // filled by withManifest
+		param("sync-timeout", t.Sync.Duration.String()),
+		param("health-timeout", t.Health.Duration.String()),
+		param("deadline-seconds", seconds(t.Sync.Duration+t.Health.Duration+deadlineSlack)),
+	}
+	if c := checks(a.HealthChecks); c != "" {
+		args = append(args, param("checks", c))
+	}
+	if a.AllowSuspended {
+		args = append(args, param("allow-suspended", "true"))
+	}
+	args = append(args, retryArgs(a.Retry)...)
+	return wfv1.DAGTask{
+		Name:        name,
+		TemplateRef: templateRef(CWTSyncAndWait, tmplSyncAndWait),
+		Depends:     depends(deps),
+		Arguments:   wfv1.Arguments{Parameters: args},
+	}
+}
+
+// withManifest sets the task's Application manifest, base64-encoded JSON:
+// Helm values and other user text never reach an Argo expression.
+func withManifest(t *wfv1.DAGTask, app *Application) error {
+	raw, err := manifest.JSON(app)
+	if err != nil {
+		return err
+	}
+	for i := range t.Arguments.Parameters {
+		if t.Arguments.Parameters[i].Name == "manifest-base64" {
+			t.Arguments.Parameters[i].Value = wfv1.AnyStringPtr(base64.StdEncoding.EncodeToString(raw))
+			return nil
+		}
+	}
+	return fmt.Errorf("task %s has no manifest parameter", t.Name)
+}
+
+// checks renders an app's extra health checks in the step's --check syntax,
+// one per line (the CHECK env var): resource:GROUP/KIND/NAMESPACE/NAME and
+// http:URL=CODES.
+func checks(hcs []spec.HealthCheck) string {
+	var lines []string
+	for _, h := range hcs {
+		switch {
+		case h.Resource != nil:
+			r := h.Resource
+			lines = append(lines, fmt.Sprintf("resource:%s/%s/%s/%s", r.Group, r.Kind, r.Namespace, r.Name))
+		case h.HTTP != nil:
+			codes := h.HTTP.ExpectStatus
+			if len(codes) == 0 {
+				codes = []int{200}
+			}
+			s := make([]string, len(codes))
+			for i, c := range codes {
+				s[i] = strconv.Itoa(c)
+			}
+			lines = append(lines, fmt.Sprintf("http:%s=%s", h.HTTP.URL, strings.Join(s, ",")))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// handoffTask creates and syncs the root Application after every app of the
+// deploy is Healthy: it waits for the DAG's sinks, which transitively
+// cover every node.
+func handoffTask(d *dag.DAG, root *Application) wfv1.DAGTask {
+	var sinks []string
+	for _, n := range d.Graph.Nodes() {
+		if len(d.Graph.Dependents(n)) == 0 {
+			sinks = append(sinks, n)
+		}
+	}
+	sort.Strings(sinks)
+	t := syncTask(HandoffTask, &spec.App{
+		Timeouts: &spec.DefaultTimeouts,
+		Retry:    &spec.DefaultRetry,
+	}, sinks)
+	t.Arguments.Parameters[0] = param("app", root.Name)
+	return t
+}

@@ -1,0 +1,92 @@
+package compile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// ArgoCDAccount is the Argo CD local account whose API token the workflow
+// pods use (a Secret mounted as a file).
+const ArgoCDAccount = "deployctl"
+
+// rbac returns what the workflow pods need, nothing more.
+//
+// In Kubernetes the pods only run Argo's emissary executor, which records
+// step outputs as WorkflowTaskResults (create, patch): the step itself never
+// calls the Kubernetes API, it talks to Argo CD with a token. In Argo CD the
+// token's account may get, create, update, sync and delete Applications of
+// the platform's projects only.
+func rbac(p *spec.Platform) []any {
+	ns := p.Spec.Workflow.Namespace
+	sa := p.Spec.Workflow.ServiceAccount
+	name := "deployctl-" + p.Metadata.Name
+	labels := map[string]string{LabelPlatform: p.Metadata.Name, LabelManagedBy: ManagedBy}
+	meta := func(n, namespace string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: n, Namespace: namespace, Labels: labels}
+	}
+	return []any{
+		&corev1.ServiceAccount{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta: meta(sa, ns),
+		},
+		&rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: meta(name, ns),
+			Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{"argoproj.io"},
+				Resources: []string{"workflowtaskresults"},
+				Verbs:     []string{"create", "patch"},
+			}},
+		},
+		&rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: meta(name, ns),
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}},
+		},
+		// Partial ConfigMaps, applied with server-side apply so they merge
+		// into Argo CD's own: one key each, owned by deployctl.
+		&corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: p.Spec.ArgoCD.Namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "argocd"}},
+			Data:       map[string]string{"accounts." + ArgoCDAccount: "apiKey"},
+		},
+		&corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: p.Spec.ArgoCD.Namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "argocd"}},
+			Data:       map[string]string{"policy." + ArgoCDAccount + "-" + p.Metadata.Name + ".csv": argoCDPolicy(p)},
+		},
+	}
+}
+
+// argoCDPolicy grants the account exactly the Application verbs the step
+// uses, on the platform's projects.
+func argoCDPolicy(p *spec.Platform) string {
+	projects := map[string]bool{p.Spec.ArgoCD.Project: true}
+	for _, s := range p.Spec.Stacks {
+		for _, a := range s.Apps {
+			projects[a.Project] = true
+		}
+	}
+	var names []string
+	for pr := range projects {
+		names = append(names, pr)
+	}
+	sort.Strings(names)
+	role := "role:deployctl-" + p.Metadata.Name
+	var b strings.Builder
+	for _, pr := range names {
+		for _, verb := range []string{"get", "create", "update", "sync", "delete"} {
+			fmt.Fprintf(&b, "p, %s, applications, %s, %s/*, allow\n", role, verb, pr)
+		}
+	}
+	fmt.Fprintf(&b, "g, %s, %s\n", ArgoCDAccount, role)
+	return b.String()
+}

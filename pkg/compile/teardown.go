@@ -1,0 +1,76 @@
+package compile
+
+import (
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// teardownWorkflowTemplate is the exact reverse of the deploy DAG: an app is
+// deleted only after everything that depends on it is gone (INV-5).
+//
+// Confirmation is enforced twice before anything is deleted: the `confirm`
+// parameter's enum admits only the platform name, so Argo refuses the
+// submission itself, and every step checks it again.
+func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1.WorkflowTemplate, error) {
+	name := d.Platform.Metadata.Name
+	rev := d.Graph.Reverse()
+	tasks, err := tasksOf(d, rev, func(n *dag.Node, deps []string) wfv1.DAGTask {
+		return teardownTask(name, n.Name, n.App, deps, "true")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if root != nil {
+		// The root Application goes first and without cascade: it must stop
+		// re-creating the children, but must not delete them out of order.
+		first := teardownTask(name, HandoffTask, &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry}, nil, "false")
+		first.Arguments.Parameters[0] = param("app", root.Name)
+		for i := range tasks {
+			if tasks[i].Depends == "" {
+				tasks[i].Depends = depends([]string{HandoffTask})
+			}
+		}
+		tasks = append([]wfv1.DAGTask{first}, tasks...)
+	}
+	// No value: a submission without -p confirm=<platform> is refused as
+	// "value is required", a wrong one as "not in enum".
+	confirm := wfv1.Parameter{
+		Name:        "confirm",
+		Enum:        []wfv1.AnyString{wfv1.AnyString(name)},
+		Description: wfv1.AnyStringPtr("must equal the platform name (" + name + ") to delete anything"),
+	}
+	pv := wfv1.Parameter{
+		Name:        "pv-policy",
+		Value:       wfv1.AnyStringPtr("retain"),
+		Enum:        []wfv1.AnyString{"retain", "delete"},
+		Description: wfv1.AnyStringPtr("retain (default) keeps PersistentVolumeClaims; delete removes them with their app"),
+	}
+	main := wfv1.Template{Name: string(dag.Teardown), DAG: &wfv1.DAGTemplate{Tasks: tasks}}
+	return workflowTemplate(d.Platform, string(dag.Teardown), hash, []wfv1.Parameter{confirm, pv}, main), nil
+}
+
+// teardownTask deletes one app; its timeout is the app's sync plus health
+// timeout, the time its resources had to come up.
+func teardownTask(platform, name string, a *spec.App, deps []string, cascade string) wfv1.DAGTask {
+	timeout := a.Timeouts.Sync.Duration + a.Timeouts.Health.Duration
+	args := []wfv1.Parameter{
+		param("app", name),
+		param("platform", platform),
+		param("confirm", "{{workflow.parameters.confirm}}"),
+		param("pv-policy", "{{workflow.parameters.pv-policy}}"),
+		param("timeout", timeout.String()),
+		param("deadline-seconds", seconds(timeout+deadlineSlack)),
+	}
+	if cascade != "true" {
+		args = append(args, param("cascade", cascade))
+	}
+	args = append(args, retryArgs(a.Retry)...)
+	return wfv1.DAGTask{
+		Name:        name,
+		TemplateRef: templateRef(CWTTeardown, tmplTeardown),
+		Depends:     depends(deps),
+		Arguments:   wfv1.Arguments{Parameters: args},
+	}
+}

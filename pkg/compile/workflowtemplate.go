@@ -1,0 +1,163 @@
+package compile
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// Failed runs are kept a week so `argo retry` (resume) stays possible;
+// successful ones a day. Pods of successful steps are deleted at once, those
+// of failed steps kept for their logs until the workflow goes.
+const (
+	ttlAfterSuccess = 24 * 60 * 60
+	ttlAfterFailure = 7 * 24 * 60 * 60
+	// deadlineSlack is added to a step's own timeouts for its hard
+	// activeDeadlineSeconds: start-up, API retries, writing the result.
+	deadlineSlack = 2 * time.Minute
+)
+
+// connectionParams are the workflow-level parameters every CWT reads
+// (see templates/cluster-workflow-templates): how to reach Argo CD.
+func connectionParams(p *spec.Platform) []wfv1.Parameter {
+	a := p.Spec.ArgoCD
+	return []wfv1.Parameter{
+		param("argocd-server", a.Server),
+		param("argocd-namespace", a.Namespace),
+		param("argocd-plaintext", strconv.FormatBool(a.Plaintext)),
+		param("argocd-insecure-skip-verify", strconv.FormatBool(a.InsecureSkipVerify)),
+		param("argocd-root-path", a.RootPath),
+		param("token-secret", a.TokenSecret.Name),
+		param("token-key", a.TokenSecret.Key),
+	}
+}
+
+func param(name, value string) wfv1.Parameter {
+	return wfv1.Parameter{Name: name, Value: wfv1.AnyStringPtr(value)}
+}
+
+// workflowTemplate is the skeleton shared by deploy, teardown and validate.
+func workflowTemplate(p *spec.Platform, action, hash string, extra []wfv1.Parameter, main wfv1.Template) *wfv1.WorkflowTemplate {
+	name := WorkflowTemplateName(p.Metadata.Name, action)
+	labels := map[string]string{
+		LabelPlatform:  p.Metadata.Name,
+		LabelAction:    action,
+		LabelSpecHash:  hash,
+		LabelManagedBy: ManagedBy,
+	}
+	parallelism := int64(p.Spec.Workflow.Parallelism)
+	failFast := false
+	main.DAG.FailFast = &failFast
+	templates := []wfv1.Template{main}
+	if usesJoin(main) {
+		templates = append(templates, wfv1.Template{
+			Name:    tmplJoin,
+			Suspend: &wfv1.SuspendTemplate{Duration: "0"},
+		})
+	}
+	return &wfv1.WorkflowTemplate{
+		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "WorkflowTemplate"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: p.Spec.Workflow.Namespace,
+			Labels:    labels,
+		},
+		Spec: wfv1.WorkflowSpec{
+			Entrypoint:         action,
+			ServiceAccountName: p.Spec.Workflow.ServiceAccount,
+			Parallelism:        &parallelism,
+			Arguments:          wfv1.Arguments{Parameters: append(connectionParams(p), extra...)},
+			WorkflowMetadata:   &wfv1.WorkflowMetadata{Labels: labels},
+			PodGC:              &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess},
+			TTLStrategy:        &wfv1.TTLStrategy{SecondsAfterSuccess: ptr(int32(ttlAfterSuccess)), SecondsAfterFailure: ptr(int32(ttlAfterFailure))},
+			SecurityContext:    podSecurity(),
+			Templates:          templates,
+		},
+	}
+}
+
+func usesJoin(t wfv1.Template) bool {
+	for _, task := range t.DAG.Tasks {
+		if task.Template == tmplJoin {
+			return true
+		}
+	}
+	return false
+}
+
+// podSecurity is the workflow-wide pod security context (the CWTs set their
+// own too): applies to every pod, including Argo's init and wait containers.
+func podSecurity() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr(true),
+		RunAsUser:      ptr(int64(65532)),
+		RunAsGroup:     ptr(int64(65532)),
+		FSGroup:        ptr(int64(65532)),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// depends renders an Argo `depends` expression requiring every named task to
+// have Succeeded. Plain names would also accept Skipped and Daemoned.
+func depends(tasks []string) string {
+	parts := make([]string, len(tasks))
+	for i, t := range tasks {
+		parts[i] = t + ".Succeeded"
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " && ")
+}
+
+// joinTask is a stack's pod-less join: done when its dependencies are.
+func joinTask(name string, deps []string) wfv1.DAGTask {
+	return wfv1.DAGTask{Name: name, Template: tmplJoin, Depends: depends(deps)}
+}
+
+// seconds renders a duration as whole seconds for activeDeadlineSeconds.
+func seconds(d time.Duration) string {
+	return strconv.FormatInt(int64(d.Round(time.Second)/time.Second), 10)
+}
+
+// retryArgs passes an app's retry policy to the CWT's retryStrategy.
+func retryArgs(r *spec.Retry) []wfv1.Parameter {
+	return []wfv1.Parameter{
+		param("retry-limit", strconv.Itoa(r.Limit)),
+		param("retry-backoff", r.Backoff.Duration.String()),
+		param("retry-factor", strconv.Itoa(max(r.Factor, 1))),
+	}
+}
+
+// tasksOf builds one task per node of g in stable (topological) order.
+func tasksOf(d *dag.DAG, g interface {
+	TopoOrder() ([]string, error)
+	Deps(string) []string
+}, app func(n *dag.Node, deps []string) wfv1.DAGTask) ([]wfv1.DAGTask, error) {
+	order, err := g.TopoOrder()
+	if err != nil {
+		return nil, err
+	}
+	tasks := make([]wfv1.DAGTask, 0, len(order))
+	for _, name := range order {
+		n := d.Node(name)
+		deps := g.Deps(name)
+		if n.Kind == dag.Stack {
+			tasks = append(tasks, joinTask(name, deps))
+			continue
+		}
+		tasks = append(tasks, app(n, deps))
+	}
+	return tasks, nil
+}
+
+func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,140 @@
+package generate
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v3/workflow/validate"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/render"
+)
+
+// examples are every spec under examples/ that must compile.
+func examples(t testing.TB) []string {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	return files
+}
+
+func generateFile(t testing.TB, file, scope string) render.Tree {
+	t.Helper()
+	d, err := dag.Load(file)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	tree, _, err := Tree(d, scope)
+	if err != nil {
+		t.Fatalf("%s: generate: %v", file, err)
+	}
+	return tree
+}
+
+// getters resolve templates from the generated tree, as the cluster would.
+type wtGetter map[string]*wfv1.WorkflowTemplate
+
+func (g wtGetter) Get(name string) (*wfv1.WorkflowTemplate, error) {
+	if wt, ok := g[name]; ok {
+		return wt, nil
+	}
+	return nil, fmt.Errorf("workflowtemplate %q not generated", name)
+}
+
+type cwtGetter map[string]*wfv1.ClusterWorkflowTemplate
+
+func (g cwtGetter) Get(name string) (*wfv1.ClusterWorkflowTemplate, error) {
+	if c, ok := g[name]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("clusterworkflowtemplate %q not generated", name)
+}
+
+// parsed is a generated tree decoded strictly into the projects' own types.
+type parsed struct {
+	cwts  cwtGetter
+	wts   wtGetter
+	wfs   map[string]*wfv1.Workflow
+	apps  map[string]*appv1.Application
+	kinds map[string]string // file → kind
+}
+
+func parse(t *testing.T, tree render.Tree) parsed {
+	t.Helper()
+	p := parsed{cwtGetter{}, wtGetter{}, map[string]*wfv1.Workflow{}, map[string]*appv1.Application{}, map[string]string{}}
+	for _, path := range tree.Paths() {
+		if !strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, "kustomization.yaml") {
+			continue
+		}
+		var meta struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(tree[path], &meta); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		p.kinds[path] = meta.Kind
+		strict := func(into any) {
+			if err := yaml.UnmarshalStrict(tree[path], into); err != nil {
+				t.Fatalf("%s: strict decode as %s: %v", path, meta.Kind, err)
+			}
+		}
+		switch meta.Kind {
+		case "ClusterWorkflowTemplate":
+			var c wfv1.ClusterWorkflowTemplate
+			strict(&c)
+			p.cwts[c.Name] = &c
+		case "WorkflowTemplate":
+			var wt wfv1.WorkflowTemplate
+			strict(&wt)
+			p.wts[wt.Name] = &wt
+		case "Workflow":
+			var wf wfv1.Workflow
+			strict(&wf)
+			p.wfs[path] = &wf
+		case "Application":
+			var a appv1.Application
+			strict(&a)
+			p.apps[a.Name] = &a
+		}
+	}
+	return p
+}
+
+// TestArgoValidatorAcceptsEverything runs Argo Workflows' own validator (the
+// code behind `argo lint --offline`) on every generated template and
+// workflow of every example, resolving templateRefs against the generated
+// ClusterWorkflowTemplates.
+func TestArgoValidatorAcceptsEverything(t *testing.T) {
+	for _, file := range examples(t) {
+		for _, scope := range []string{"platform"} {
+			t.Run(filepath.Base(file)+"/"+scope, func(t *testing.T) {
+				p := parse(t, generateFile(t, file, scope))
+				if len(p.cwts) != 3 || len(p.wts) != 3 || len(p.wfs) != 3 {
+					t.Fatalf("want 3 CWTs, 3 WorkflowTemplates, 3 Workflows; got %d, %d, %d", len(p.cwts), len(p.wts), len(p.wfs))
+				}
+				lint := validate.ValidateOpts{Lint: true}
+				for name, c := range p.cwts {
+					if err := validate.ValidateClusterWorkflowTemplate(p.wts, p.cwts, c, lint); err != nil {
+						t.Errorf("ClusterWorkflowTemplate %s: %v", name, err)
+					}
+				}
+				for name, wt := range p.wts {
+					if err := validate.ValidateWorkflowTemplate(p.wts, p.cwts, wt, lint); err != nil {
+						t.Errorf("WorkflowTemplate %s: %v", name, err)
+					}
+				}
+				for path, wf := range p.wfs {
+					if err := validate.ValidateWorkflow(p.wts, p.cwts, wf, lint); err != nil {
+						t.Errorf("Workflow %s: %v", path, err)
+					}
+				}
+			})
+		}
+	}
+}

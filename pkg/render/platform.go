@@ -1,0 +1,133 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+)
+
+// MaxObjectBytes bounds any one generated object. etcd refuses objects over
+// 1.5 MiB; Argo Workflows copies the WorkflowTemplate's spec into every
+// Workflow and adds a status that grows with the run, so a template must
+// stay well below the limit to be runnable.
+const MaxObjectBytes = 1024 * 1024
+
+// Folder names of the generated tree (generated/<platform>/…).
+const (
+	DirClusterTemplates  = "cluster-workflow-templates"
+	DirWorkflowTemplates = "workflow-templates"
+	DirWorkflows         = "workflows"
+	DirApplications      = "applications"
+	DirGitOps            = "gitops"
+	DirRBAC              = "rbac"
+)
+
+// Platform lays out a compiled platform as files. extra holds other
+// generators' folders (argocd/, bootstrap/, events/), already rendered.
+func Platform(out *compile.Output, extra map[string]map[string][]byte) (Tree, error) {
+	t := Tree{}
+	folder := func(dir string, objs map[string]any, kustomize bool) error {
+		var names []string
+		for name, obj := range objs {
+			data, err := Object(obj)
+			if err != nil {
+				return err
+			}
+			if len(data) > MaxObjectBytes {
+				return tooLarge(dir+"/"+name, len(data), out)
+			}
+			if err := t.Add(dir+"/"+name, data); err != nil {
+				return err
+			}
+			names = append(names, name)
+		}
+		if kustomize {
+			return t.Add(dir+"/kustomization.yaml", Kustomization(names))
+		}
+		return nil
+	}
+
+	cwts := map[string]any{}
+	for _, c := range out.ClusterTemplates {
+		cwts[c.Name+".yaml"] = c
+	}
+	wts, wfs := map[string]any{}, map[string]any{}
+	for _, a := range compile.Actions {
+		wts[string(a)+".yaml"] = out.WorkflowTemplates[a]
+		wfs[string(a)+".yaml"] = out.Workflows[a]
+	}
+	apps := map[string]any{}
+	for _, a := range out.Applications {
+		apps[a.Name+".yaml"] = a
+	}
+	rbac := map[string]any{}
+	for _, o := range out.RBAC {
+		rbac[rbacFile(o)] = o
+	}
+	steps := []struct {
+		dir       string
+		objs      map[string]any
+		kustomize bool
+	}{
+		{DirClusterTemplates, cwts, true},
+		{DirWorkflowTemplates, wts, true},
+		// Workflows use generateName, which `kubectl apply` cannot take:
+		// they are for `argo submit`, so no kustomization here.
+		{DirWorkflows, wfs, false},
+		{DirApplications, apps, true},
+		{DirRBAC, rbac, true},
+	}
+	if out.Root != nil {
+		steps = append(steps, struct {
+			dir       string
+			objs      map[string]any
+			kustomize bool
+		}{DirGitOps, map[string]any{"root-application.yaml": out.Root}, true})
+	}
+	for _, s := range steps {
+		if err := folder(s.dir, s.objs, s.kustomize); err != nil {
+			return nil, err
+		}
+	}
+	for dir, files := range extra {
+		if err := t.AddAll(dir, files); err != nil {
+			return nil, err
+		}
+	}
+	readme, err := Readme(out, t.Paths())
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Add("README.md", readme); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// rbacFile names an RBAC object's file by kind (and name for ConfigMaps,
+// which are partial Argo CD configs).
+func rbacFile(o any) string {
+	kind := strings.ToLower(o.(runtime.Object).GetObjectKind().GroupVersionKind().Kind)
+	if kind == "configmap" {
+		return o.(metav1.Object).GetName() + ".yaml"
+	}
+	return kind + ".yaml"
+}
+
+func tooLarge(file string, size int, out *compile.Output) error {
+	return fmt.Errorf("%s would be %.2f MiB, over the %.1f MiB a generated object may take (etcd stores at most 1.5 MiB per object, and Argo adds the run's status): "+
+		"the platform has %d apps in this scope; split it into several platform specs with their own workflows, or generate per stack with --scope stack:NAME",
+		file, float64(size)/(1<<20), float64(MaxObjectBytes)/(1<<20), len(out.Deploy.Apps()))
+}
+
+// scopeNote says what a scoped tree covers.
+func scopeNote(out *compile.Output) string {
+	if out.Scope == "platform" {
+		return "the whole platform"
+	}
+	return fmt.Sprintf("scope %s (deploy and validate: %d apps, teardown: %d apps)", out.Scope, len(out.Deploy.Apps()), len(out.Teardown.Apps()))
+}
