@@ -15,12 +15,14 @@ snap() { # DIR
   ip netns list 2>/dev/null | awk '{print $1}' | sort >"$1/netns"
   for ipt in iptables ip6tables; do
     if command -v $ipt-save >/dev/null; then
-      $ipt-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sort >"$1/$ipt"
+      # rules and user chains per table (an empty table appearing is no leak)
+      $ipt-save 2>/dev/null | awk '/^\*/ {t = substr($1, 2)} /^-A / {print t, $0}
+        /^:/ {c = substr($1, 2); if (c !~ /^(INPUT|FORWARD|OUTPUT|PREROUTING|POSTROUTING)$/) print t, ":" c}' | sort >"$1/$ipt"
     else : >"$1/$ipt"; fi
   done
   awk '{print $2}' /proc/mounts | sort >"$1/mounts"
   ls -d /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods* 2>/dev/null | sort >"$1/cgroups" || true
-  sysctl -a 2>/dev/null | grep -E '^(net\.ipv4\.ip_forward|net\.bridge\.|net\.ipv4\.conf\.all\.route_localnet|vm\.overcommit_memory|vm\.panic_on_oom|kernel\.panic |kernel\.panic_on_oops|kernel\.keys\.root_max)' | sort >"$1/sysctl"
+  sysctl -a 2>/dev/null | grep -E '^(net\.ipv4\.ip_forward|net\.bridge\.|net\.ipv4\.conf\.all\.route_localnet|vm\.overcommit_memory|vm\.panic_on_oom|kernel\.panic |kernel\.panic_on_oops|kernel\.keys\.root_max)' | sort >"$1/sysctl" || true
 }
 
 case ${1:?usage: check-clean.sh baseline|check} in
@@ -40,7 +42,7 @@ check)
   fi
   bin=$(tools_bin)
   for d in /proc/[0-9]*; do
-    cl=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
+    cl=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline") || continue
     exe=$(readlink "$d/exe" 2>/dev/null || true)
     if [[ $cl == *"$STATE/"* || $exe == "$bin/"* ]]; then procs+="${d#/proc/}:${cl:0:60} "; fi
   done

@@ -40,7 +40,7 @@ stop_pidfile "$RUN/containerd.pid"
 # Shims whose containerd is gone: they belong to this state dir (matched by
 # the socket path in their command line), stopped by pid.
 for d in /proc/[0-9]*; do
-  cl=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) || continue
+  cl=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline") || continue
   if [[ $cl == *containerd-shim*"$STATE/"* ]]; then kill -9 "${d#/proc/}" 2>/dev/null || true; fi
 done
 # 4. Mounts under the state dir (pod volumes, overlay snapshots, netns), deepest first.

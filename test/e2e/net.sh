@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Host networking of the e2e cluster, and its exact undo.
-#   net.sh up    dummy interface with NODE_IP; the Service CIDR routed into it
+#   net.sh up    a dummy interface with NODE_IP; the Service CIDR routed into it
 #                (a Service IP that kube-proxy has not translated goes nowhere,
 #                never out of eth0); forwarding only bridge <-> bridge (pods
 #                cannot reach any other host); saves the sysctls it or the
@@ -20,7 +20,11 @@ up() {
   if [[ ! -f $N/sysctl.orig ]]; then
     for k in $SYSCTLS; do v=$(sysctl -n "$k" 2>/dev/null) && printf '%s=%s\n' "$k" "$v"; done >"$N/sysctl.orig"
   fi
-  ip link show "$DUMMY_IF" >/dev/null 2>&1 || ip link add "$DUMMY_IF" type dummy
+  # A dummy interface; where the kernel has no dummy driver, a bridge without
+  # ports serves the same purpose (a local address no traffic leaves from).
+  if ! ip link show "$DUMMY_IF" >/dev/null 2>&1; then
+    ip link add "$DUMMY_IF" type dummy 2>/dev/null || ip link add "$DUMMY_IF" type bridge
+  fi
   ip addr replace "$NODE_IP/32" dev "$DUMMY_IF"
   ip link set "$DUMMY_IF" up
   ip route replace "$SERVICE_CIDR" dev "$DUMMY_IF"
