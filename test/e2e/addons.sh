@@ -123,15 +123,8 @@ kind: ConfigMap
 metadata: {name: argocd-cm, namespace: argocd, labels: {app.kubernetes.io/part-of: argocd}}
 data:
   admin.enabled: "true"
-  accounts.deployctl: apiKey
+  accounts.deployctl: apiKey  # the account the generated argocd-rbac-cm grants; no role here
   timeout.reconciliation: 180s
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: argocd-rbac-cm, namespace: argocd, labels: {app.kubernetes.io/part-of: argocd}}
-data:
-  policy.csv: |
-    g, deployctl, role:admin
 YAML
 kubectl -n argocd create secret tls argocd-server-tls --cert="$P/argocd-server.crt" --key="$P/argocd-server.key" \
   --dry-run=client -o yaml | apply -f -

@@ -15,10 +15,15 @@ TAG=${IMAGE_TAG:-dev}
 REG=${IMAGE_REGISTRY:-local.test}
 CA=/etc/ssl/certs/ca-certificates.crt
 [[ -f $CA ]] || die "no CA bundle at $CA (apt-get install ca-certificates)"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+if [[ $what == e2e && -f $STATE/pki/ca.crt ]]; then
+  # The cluster's images trust the e2e CA too (argocd-server's certificate),
+  # the way an organisation bakes its CA into its images.
+  cat "$CA" "$STATE/pki/ca.crt" >"$work/ca-bundle.crt"; CA=$work/ca-bundle.crt
+fi
 
 BIN=$("$E2E_DIR/build-tools.sh" mkimage | tail -1)
 MK=$BIN/mkimage
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 
 # gobuild PKG OUT: a static binary of the product module.
 gobuild() { (cd "$REPO_ROOT" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -ldflags "-s -w" -o "$2" "$1"); }

@@ -10,7 +10,12 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ts0=$(date +%s)
 B=$(tools_bin); export PATH=$B:$PATH
-P=$STATE/pki; TOKEN=$(cat "$STATE/argocd/deployctl.token")
+P=$STATE/pki; TOKEN=$(cat "$STATE/argocd/admin.token")
+# The in-cluster steps use the deployctl token; before deployctl's generated
+# RBAC is applied, the smoke grants it read access to Applications itself.
+rbac() { kubectl -n argocd patch configmap argocd-rbac-cm --type=merge -p "{\"data\":{\"policy.e2e-smoke.csv\":$1}}" >/dev/null; }
+rbac '"p, role:e2e-smoke, applications, get, default/*, allow\ng, deployctl, role:e2e-smoke\n"'
+trap 'rbac null' EXIT
 api() { # METHOD PATH [BODY]
   curl -sS --fail-with-body --cacert "$P/ca.crt" -X "$1" "https://$ARGOCD_ADDR$2" \
     -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' ${3:+-d "$3"}
