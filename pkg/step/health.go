@@ -2,7 +2,6 @@ package step
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,9 +25,8 @@ import (
 // refresh annotation and answers only with an update that no longer carries
 // it, and the controller removes the annotation only in a reconciliation that
 // read it — one that started after the request, hence after the operation
-// finished. Health is judged from that answer and from later updates
-// (resourceVersion not older than the answer's); nothing seen before it
-// counts. The same holds in Argo CD 2.14 and 3.x and needs no clock. As a
+// finished. Health is judged from that answer and from later updates;
+// nothing seen before it counts. The same holds in Argo CD 2.14 and 3.x and needs no clock. As a
 // sanity check the answer's reconciledAt must not precede the operation's
 // finishedAt (same controller clock); if it does, the refresh is repeated.
 
@@ -57,24 +55,17 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 			return src.deadlineError("no reconciliation of %s after its sync within %s", name, o.healthTimeout)
 		}
 	}
-	afterSeq := src.current().seq
-	minRV := rvOf(fresh)
+	// The source never steps back to an older resourceVersion (Argo CD
+	// itself treats them as integers), so once the answer is offered every
+	// view wait shows is the answer or newer.
 	src.offer(fresh)
-	r.log("judging health of %s from the reconciliation after the sync (resourceVersion %s)", name, fresh.Metadata.ResourceVersion)
-
+	r.log("judging the health of %s from the reconciliation after the sync (resourceVersion %s)", name, fresh.Metadata.ResourceVersion)
 	if done, err := r.judge(ctx, fresh, o.allowSuspended, res); done || err != nil {
 		return err
 	}
 	err := src.wait(ctx, func(v view) (bool, error) {
 		if v.gone() {
 			return false, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
-		}
-		trusted := v.seq > afterSeq
-		if minRV > 0 && v.rv > 0 {
-			trusted = v.rv >= minRV
-		}
-		if !trusted {
-			return false, nil // older than the refresh answer
 		}
 		return r.judge(ctx, v.app, o.allowSuspended, res)
 	})
@@ -91,12 +82,6 @@ func reconciledAfter(app *argocd.Application, op *argocd.OperationState) bool {
 		return app.Status.ReconciledAt != nil
 	}
 	return !app.Status.ReconciledAt.Before(op.FinishedAt.Truncate(time.Second))
-}
-
-// rvOf is the numeric resourceVersion, 0 if it is not a number.
-func rvOf(app *argocd.Application) int64 {
-	rv, _ := strconv.ParseInt(app.Metadata.ResourceVersion, 10, 64)
-	return rv
 }
 
 // judge decides on one fresh view: done (Healthy, or Suspended when allowed),

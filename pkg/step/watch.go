@@ -3,6 +3,7 @@ package step
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,9 +46,8 @@ type appSource struct {
 // view is one observation. app is nil when the application is gone.
 type view struct {
 	app *argocd.Application
-	rv  int64 // resourceVersion when numeric, else 0
-	seq uint64
-	at  time.Time
+	rv  int64  // resourceVersion when numeric, else 0
+	seq uint64 // publication order
 }
 
 func (v view) gone() bool { return v.app == nil }
@@ -76,7 +76,7 @@ func (s *appSource) close() {
 func (s *appSource) offer(app *argocd.Application) { s.publish(app) }
 
 func (s *appSource) publish(app *argocd.Application) {
-	v := view{app: app, at: time.Now()}
+	v := view{app: app}
 	if app != nil {
 		v.rv = rvOf(app)
 	}
@@ -332,4 +332,10 @@ func (s *appSource) poll(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// rvOf is the numeric resourceVersion, 0 if it is not a number.
+func rvOf(app *argocd.Application) int64 {
+	rv, _ := strconv.ParseInt(app.Metadata.ResourceVersion, 10, 64)
+	return rv
 }

@@ -1,0 +1,97 @@
+package step
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func mapEnv(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestFlagsAndEnvironment(t *testing.T) {
+	env := mapEnv(map[string]string{
+		"ARGOCD_SERVER": "argocd-server.argocd.svc:443", "ARGOCD_INSECURE_SKIP_VERIFY": "true",
+		"ARGOCD_APP_NAMESPACE": "argocd", "REQUEST_TIMEOUT": "10s", "SYNC_TIMEOUT": "30m",
+		"CHECK":           "resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph\nhttp://x/healthz=200",
+		"ALLOW_SUSPENDED": "1",
+	})
+	inv, err := parseArgs([]string{"--root-path", "/argo", "sync-and-wait", "--app", "ceph-cluster", "--health-timeout", "2m",
+		"--check", "http:http://vault.vault.svc:8200/v1/sys/health?standbyok=true=200,429", "--server", "override:443"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, s := inv.global, inv.sync
+	if g.server != "override:443" || !g.insecureSkipVerify || g.plaintext || g.rootPath != "/argo" || g.appNamespace != "argocd" ||
+		g.requestTimeout != 10*time.Second || g.tokenFile != "/var/run/secrets/argocd/token" || g.resultFile != "/tmp/deploystep/result.json" {
+		t.Errorf("globals %+v", g)
+	}
+	if s.app != "ceph-cluster" || s.syncTimeout != 30*time.Minute || s.healthTimeout != 2*time.Minute || !s.allowSuspended {
+		t.Errorf("sync %+v", s)
+	}
+	// The command line replaces the environment's list.
+	if len(s.checks.values) != 1 || !strings.HasPrefix(s.checks.values[0], "http:http://vault") {
+		t.Errorf("checks %v", s.checks.values)
+	}
+	c, err := parseCheck(s.checks.values[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := c.(*httpCheck)
+	if hc.url != "http://vault.vault.svc:8200/v1/sys/health?standbyok=true" || len(hc.codes) != 2 || hc.codes[1] != 429 {
+		t.Errorf("http check %+v", hc)
+	}
+}
+
+func TestInvalidInvocations(t *testing.T) {
+	base := map[string]string{"ARGOCD_SERVER": "x:1"}
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, base, "no command"},
+		{[]string{"deploy"}, base, "unknown command"},
+		{[]string{"sync-and-wait"}, base, "--app is required"},
+		{[]string{"sync-and-wait", "--app", "a"}, map[string]string{}, "--server"},
+		{[]string{"sync-and-wait", "--app", "a", "--sync-timeout", "soon"}, base, "invalid value"},
+		{[]string{"sync-and-wait", "--app", "a"}, map[string]string{"ARGOCD_SERVER": "x:1", "HEALTH_TIMEOUT": "5"}, "HEALTH_TIMEOUT"},
+		{[]string{"sync-and-wait", "--app", "a", "--manifest", "f", "--manifest-base64", "e30="}, base, "not both"},
+		{[]string{"sync-and-wait", "--app", "a", "--check", "resource:apps/Deployment/ns"}, base, "resource:GROUP/KIND/NAMESPACE/NAME"},
+		{[]string{"sync-and-wait", "--app", "a", "--check", "http:http://x/y"}, base, "http:URL=CODES"},
+		{[]string{"sync-and-wait", "--app", "a", "--check", "http:http://x/y=OK"}, base, "not an HTTP status code"},
+		{[]string{"sync-and-wait", "--app", "a", "--check", "http:ftp://x/y=200"}, base, "http:// or https://"},
+		{[]string{"sync-and-wait", "--app", "a", "--check", "tcp:x:80"}, base, "want resource:"},
+		{[]string{"sync-and-wait", "--app", "a", "stray"}, base, "unexpected argument"},
+		{[]string{"validate"}, base, "at least one --app"},
+		{[]string{"teardown", "--app", "a", "--platform", "p"}, base, "--confirm must equal --platform"},
+		{[]string{"teardown", "--app", "a", "--platform", "p", "--confirm", "p", "--pv-policy", "keep"}, base, "--pv-policy"},
+		{[]string{"teardown", "--app", "a/b", "--platform", "p", "--confirm", "p"}, base, "invalid application name"},
+	}
+	for _, c := range cases {
+		_, err := parseArgs(c.args, mapEnv(c.env))
+		if exitCode(err) != ExitUsage || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want exit 3 mentioning %q", c.args, err, c.want)
+		}
+	}
+	if _, err := parseArgs([]string{"validate", "-h"}, mapEnv(base)); err != errHelp {
+		t.Errorf("-h: %v", err)
+	}
+}
+
+func TestResourceCheckParsing(t *testing.T) {
+	for spec, want := range map[string]string{
+		"resource:/ConfigMap/ns/name":                           "ConfigMap ns/name",
+		"resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph": "CephCluster.ceph.rook.io rook-ceph/rook-ceph",
+		"resource:rbac.authorization.k8s.io/ClusterRole//admin": "ClusterRole.rbac.authorization.k8s.io admin",
+	} {
+		c, err := parseCheck(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.(*resourceCheck).ref.String(); got != want || c.String() != spec {
+			t.Errorf("%s: %s / %s", spec, got, c)
+		}
+	}
+}

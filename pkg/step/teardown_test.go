@@ -1,0 +1,133 @@
+package step
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+)
+
+func teardown(t *testing.T, f *fakeArgo, extra ...string) outcome {
+	t.Helper()
+	args := append([]string{"teardown", "--app", "web-app", "--timeout", "1s", "--platform", "ref", "--confirm", "ref"}, extra...)
+	return runStep(t, f.addr, args...)
+}
+
+// A StatefulSet with a claim from its volumeClaimTemplates: the PVC is in
+// the tree as the StatefulSet's child, not among the managed resources.
+func statefulTree() ([]v1alpha1.ResourceNode, []*v1alpha1.ResourceDiff) {
+	sts := v1alpha1.ResourceRef{Group: "apps", Version: "v1", Kind: "StatefulSet", Namespace: "db", Name: "pg", UID: "s1"}
+	tree := []v1alpha1.ResourceNode{
+		{ResourceRef: sts},
+		{ResourceRef: v1alpha1.ResourceRef{Version: "v1", Kind: "Pod", Namespace: "db", Name: "pg-0", UID: "p1"}, ParentRefs: []v1alpha1.ResourceRef{sts}},
+		{ResourceRef: v1alpha1.ResourceRef{Kind: "PersistentVolumeClaim", Namespace: "db", Name: "data-pg-0", UID: "c1"}, ParentRefs: []v1alpha1.ResourceRef{sts}},
+		{ResourceRef: v1alpha1.ResourceRef{Version: "v1", Kind: "ConfigMap", Namespace: "db", Name: "cfg", UID: "m1"}},
+	}
+	managed := []*v1alpha1.ResourceDiff{
+		{Group: "apps", Kind: "StatefulSet", Namespace: "db", Name: "pg", LiveState: `{"metadata":{"name":"pg"}}`},
+		{Kind: "ConfigMap", Namespace: "db", Name: "cfg", LiveState: `{"metadata":{"name":"cfg","annotations":{"argocd.argoproj.io/sync-options":"ServerSideApply=true"}}}`},
+		{Group: "batch", Kind: "Job", Namespace: "db", Name: "hook", Hook: true, LiveState: "null"},
+	}
+	return tree, managed
+}
+
+func TestTeardownRefusedWithoutConfirmation(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy})
+	o := runStep(t, f.addr, "teardown", "--app", "web-app", "--timeout", "1s", "--platform", "ref", "--confirm", "yes")
+	expect(t, o, ExitUsage, "teardown refused: --confirm must equal --platform")
+	if f.totalCalls() != 0 {
+		t.Fatalf("a refused teardown must not touch the API: %v", f.calls)
+	}
+}
+
+func TestTeardownOfAbsentAppIsNothingToDo(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{})
+	o := teardown(t, f)
+	expect(t, o, ExitOK)
+	if o.result["nothingToDo"] != true || !strings.Contains(o.stdout, "nothing to do") || f.count("delete") != 0 {
+		t.Fatalf("result %v, calls %v", o.result, f.calls)
+	}
+}
+
+func TestTeardownRetainsStatefulSetClaims(t *testing.T) {
+	t.Parallel()
+	tree, managed := statefulTree()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
+	o := teardown(t, f)
+	expect(t, o, ExitOK)
+	if got := anyStrings(o.result["retainedPVCs"]); len(got) != 1 || got[0] != "PersistentVolumeClaim db/data-pg-0" {
+		t.Errorf("retained %v", got)
+	}
+	if got := anyStrings(o.result["managed"]); len(got) != 2 {
+		t.Errorf("managed %v", got)
+	}
+	if f.count("delete") != 1 || f.count("deleteResource") != 0 || o.result["orphans"] != nil {
+		t.Errorf("calls %v, result %v", f.calls, o.result)
+	}
+	f.mu.Lock()
+	gone := f.app == nil
+	f.mu.Unlock()
+	if !gone {
+		t.Error("exit 0 while the application still exists")
+	}
+}
+
+func TestTeardownDeletesClaimsBeforeTheApp(t *testing.T) {
+	t.Parallel()
+	tree, managed := statefulTree()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
+	o := teardown(t, f, "--pv-policy", "delete")
+	expect(t, o, ExitOK)
+	if len(f.deletedResources) != 1 || f.deletedResources[0] != "/PersistentVolumeClaim/db/data-pg-0@v1" {
+		t.Errorf("deleted %v", f.deletedResources)
+	}
+	if got := anyStrings(o.result["deletedPVCs"]); len(got) != 1 || o.result["retainedPVCs"] != nil {
+		t.Errorf("result %v", o.result)
+	}
+}
+
+func TestTeardownReportsOrphans(t *testing.T) {
+	t.Parallel()
+	tree, managed := statefulTree()
+	managed = append(managed,
+		&v1alpha1.ResourceDiff{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.com", LiveState: `{"metadata":{}}`},
+		&v1alpha1.ResourceDiff{Kind: "Secret", Namespace: "db", Name: "creds", LiveState: `{"metadata":{"annotations":{"argocd.argoproj.io/sync-options":"Prune=false, Delete=false"}}}`},
+		&v1alpha1.ResourceDiff{Kind: "Namespace", Name: "db", LiveState: `{"metadata":{"annotations":{"helm.sh/resource-policy":"keep"}}}`},
+	)
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
+	o := teardown(t, f)
+	expect(t, o, ExitPartial, "3 resource(s) were left in the cluster",
+		"CustomResourceDefinition.apiextensions.k8s.io widgets.example.com", "Secret db/creds (kept: annotated argocd.argoproj.io/sync-options: Delete=false)",
+		"Namespace db (kept: annotated helm.sh/resource-policy: keep)")
+}
+
+func TestTeardownTimeout(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, deleteStuck: true})
+	o := teardown(t, f, "--timeout", "500ms")
+	expect(t, o, ExitTimeout, "application web-app still exists after 500ms", "finalizers: resources-finalizer.argocd.argoproj.io/foreground",
+		"resources still present: Deployment.apps ns/web")
+}
+
+func TestTeardownByPolling(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, stream: streamUnsupported})
+	expect(t, teardown(t, f), ExitOK)
+	if f.count("list") == 0 {
+		t.Error("an absent app answers 403; the list should have told it from a real denial")
+	}
+}
+
+// A second teardown after a successful one: nothing to do.
+func TestTeardownIsIdempotent(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy})
+	expect(t, teardown(t, f), ExitOK)
+	o := teardown(t, f)
+	expect(t, o, ExitOK)
+	if o.result["nothingToDo"] != true || f.count("delete") != 1 {
+		t.Fatalf("result %v calls %v", o.result, f.calls)
+	}
+}
