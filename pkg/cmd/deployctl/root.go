@@ -5,9 +5,13 @@ package deployctl
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/deploy"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/generate"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/lint"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/plan"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/preflight"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/teardown"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/validate"
 )
 
 // NewCommand returns the deployctl root command.
@@ -22,6 +26,7 @@ reverse. Argo Workflows is the runtime; Argo CD applies every manifest.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(lint.NewCommand(), plan.NewCommand(), generate.NewCommand())
+	cmd.AddCommand(lint.NewCommand(), plan.NewCommand(), generate.NewCommand(),
+		preflight.NewCommand(), deploy.NewCommand(), validate.NewCommand(), teardown.NewCommand())
 	return cmd
 }

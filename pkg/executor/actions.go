@@ -1,0 +1,477 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/exitcode"
+)
+
+// runPreflight runs Phase 0 and records it; a failed check stops the
+// action before anything changes.
+func (r *run) runPreflight(ctx context.Context) (int, string) {
+	r.report.phase(PhasePreflight)
+	checks := r.preflight(ctx)
+	r.report.endPhase(PhasePreflight)
+	r.report.Preflight, r.report.Inventory = checks, &r.inventory
+	code := preflightCode(checks)
+	if code == exitcode.OK {
+		return code, ""
+	}
+	var failed []string
+	for _, c := range checks {
+		if c.Status == Fail {
+			failed = append(failed, c.Name)
+			r.report.fail(componentExecutor, PhasePreflight, c.Name+": "+c.Reason)
+			r.metrics.Error(PhasePreflight)
+			r.report.recommend("%s", preflightFix[c.Name])
+		}
+	}
+	return code, fmt.Sprintf("preflight failed (%s): nothing was changed", strings.Join(failed, ", "))
+}
+
+// preflightFix is what to do about a failed check.
+var preflightFix = map[string]string{
+	"api":            "api: check the kubeconfig's server address and the network path to it, then run again",
+	"credentials":    "credentials: renew the kubeconfig's credentials (token or client certificate)",
+	"permissions":    "permissions: grant the executor's identity the verbs listed under failures (e.g. a ClusterRole bound to it)",
+	"nodes":          "nodes: bring at least one node to Ready (kubectl describe nodes)",
+	"dns":            "dns: make cluster DNS (CoreDNS, k8s-app=kube-dns) Running and Ready in kube-system",
+	"argo-cd":        "argo-cd: install Argo CD and wait until it is Ready (bootstrap, Phase 1)",
+	"argo-workflows": "argo-workflows: install Argo Workflows and wait until its controller is Ready (bootstrap, Phase 1)",
+	"argocd-token":   "argocd-token: create the Argo CD API token Secret, or mount the token file into the secrets directory",
+	"templates":      "templates: fix what the API server refused in the dry-run apply (see failures)",
+}
+
+func (r *run) preflightOnly(ctx context.Context) (int, string, error) {
+	code, summary := r.runPreflight(ctx)
+	if code != exitcode.OK {
+		return code, summary, nil
+	}
+	n := map[string]int{}
+	for _, c := range r.report.Preflight {
+		n[c.Status]++
+	}
+	return code, fmt.Sprintf("the cluster is ready for %s: %d checks pass, %d warn", r.cfg.Platform(), n[Pass], n[Warn]), nil
+}
+
+// applyPhase ensures the orchestration primitives (RBAC, Argo CD config
+// partials, credentials, templates); with DRY_RUN it only dry-runs them.
+func (r *run) applyPhase(ctx context.Context) (int, string, error) {
+	r.report.phase(PhaseApply)
+	defer r.report.endPhase(PhaseApply)
+	lg := r.log.Phase(PhaseApply)
+	applied, err := applyAll(ctx, r.cl.Dynamic, r.objects, r.cfg.DryRun)
+	r.report.Applied = applied
+	for _, a := range applied {
+		lg.Debug("applied", "object", objectName(a), "result", a.Result)
+	}
+	if err != nil {
+		r.metrics.Error(PhaseApply)
+		r.report.fail(componentExecutor, PhaseApply, err.Error())
+		code := exitcode.Failure
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			code = exitcode.Invalid
+		}
+		r.report.recommend("fix what the API server refused, then run %s again", r.cfg.Action)
+		return code, "applying the templates failed: " + err.Error(), err
+	}
+	n := countResults(applied)
+	lg.Info("templates applied", "objects", len(applied), "created", n[Created]+n[WouldCreate],
+		"configured", n[Configured]+n[WouldConfigure], "unchanged", n[Unchanged], "dry_run", r.cfg.DryRun)
+	return exitcode.OK, "", nil
+}
+
+// prepare is what deploy and teardown start with: preflight, apply the
+// templates, then decide on the run from the platform's workflows. A
+// non-zero code ends the action (a conflict included).
+func (r *run) prepare(ctx context.Context, action dag.Action, upToDate func() (bool, string)) (decision, int, string, error) {
+	if code, summary := r.runPreflight(ctx); code != exitcode.OK {
+		return decision{}, code, summary, nil
+	}
+	if code, summary, err := r.applyPhase(ctx); code != exitcode.OK {
+		return decision{}, code, summary, err
+	}
+	r.report.phase(PhaseSubmit)
+	runs, err := r.platformRuns(ctx)
+	if err != nil {
+		r.metrics.Error(PhaseSubmit)
+		return decision{}, exitcode.Failure, err.Error(), err
+	}
+	dec := decide(runs, action, r.compiled.SpecHash, r.cfg.ForceRun, upToDate)
+	wr := &WorkflowRun{Namespace: r.wfNamespace(), Decision: dec.Kind, Reason: dec.Reason}
+	if dec.Run != nil {
+		wr.Name = dec.Run.Name
+	}
+	r.report.Workflow = wr
+	r.log.Phase(PhaseSubmit).Info("decided", "decision", dec.Kind, "workflow", wr.Name, "reason", dec.Reason)
+	if dec.Kind == DecideConflict {
+		r.metrics.Error(PhaseSubmit)
+		r.report.fail(componentExecutor, PhaseSubmit, dec.Reason)
+		r.report.recommend("wait for %s to finish (or stop it), then run %s again", dec.Run.Name, action)
+		return dec, exitcode.Failure, "another run of the platform is in progress: " + dec.Reason, nil
+	}
+	return dec, exitcode.OK, "", nil
+}
+
+func (r *run) deploy(ctx context.Context) (int, string, error) {
+	refs := r.componentRefs(dag.Deploy)
+	apps := appsOf(refs)
+	dec, code, summary, err := r.prepare(ctx, dag.Deploy, func() (bool, string) {
+		states, _, err := r.readApps(ctx, apps)
+		if err != nil {
+			return false, err.Error()
+		}
+		return upToDate(states)
+	})
+	if code != exitcode.OK {
+		return code, summary, err
+	}
+	wr := r.report.Workflow
+	lg := r.log.Phase(PhaseSubmit)
+
+	var w *wfv1.Workflow
+	kept := map[string]bool{}
+	switch dec.Kind {
+	case DecideSkip:
+		r.report.endPhase(PhaseSubmit)
+		return r.finalHealth(ctx, refs, "up to date: "+dec.Reason+"; nothing was run", false)
+	case DecideResume:
+		plan, err := planRetry(ctx, dec.Run)
+		if err != nil {
+			r.metrics.Error(PhaseSubmit)
+			return exitcode.Failure, err.Error(), err
+		}
+		wr.ResetNodes, wr.KeptNodes = visible(plan.reset, refs), keptTasks(dec.Run, plan.reset, refs)
+		for _, t := range wr.KeptNodes {
+			kept[t] = true
+		}
+		if r.cfg.DryRun {
+			return exitcode.OK, fmt.Sprintf("dry run: would resume %s, running again %s; %d succeeded apps kept",
+				dec.Run.Name, strings.Join(wr.ResetNodes, ", "), len(wr.KeptNodes)), nil
+		}
+		if w, _, err = r.resume(ctx, dec.Run); err != nil {
+			r.metrics.Error(PhaseSubmit)
+			return exitcode.Failure, err.Error(), err
+		}
+		lg.Info("resumed", "workflow", w.Name, "reset", strings.Join(wr.ResetNodes, ","), "kept", len(wr.KeptNodes))
+	case DecideFollow:
+		w = dec.Run
+	case DecideSubmit:
+		if r.cfg.DryRun {
+			return exitcode.OK, fmt.Sprintf("dry run: would submit a new run of WorkflowTemplate %s/%s: %d apps in dependency order: %s",
+				r.wfNamespace(), r.compiled.WorkflowTemplates[dag.Deploy].Name, len(refs), strings.Join(tasksOf(refs), " → ")), nil
+		}
+		if w, err = r.submit(ctx, r.newRun(dag.Deploy, nil)); err != nil {
+			r.metrics.Error(PhaseSubmit)
+			return exitcode.Failure, err.Error(), err
+		}
+		wr.Name = w.Name
+		lg.Info("submitted", "workflow", w.Name)
+	}
+	if r.cfg.DryRun {
+		return exitcode.OK, fmt.Sprintf("dry run: would follow %s (%s)", dec.Run.Name, phaseOf(dec.Run)), nil
+	}
+	r.report.endPhase(PhaseSubmit)
+	return r.followAndReport(ctx, w, refs, kept)
+}
+
+// followAndReport follows a deploy run to its end, then validates.
+func (r *run) followAndReport(ctx context.Context, w *wfv1.Workflow, refs []compRef, kept map[string]bool) (int, string, error) {
+	r.report.phase(PhaseFollow)
+	w, err := r.follow(ctx, w, tasksOf(refs))
+	r.report.endPhase(PhaseFollow)
+	r.recordRun(w)
+	r.fromWorkflow(w, refs, dag.Deploy, kept)
+	if err != nil {
+		return exitcode.Failure, err.Error(), err
+	}
+	if w.Status.Phase != wfv1.WorkflowSucceeded {
+		states, agg, herr := r.readApps(ctx, appsOf(refs))
+		if herr == nil {
+			r.withHealth(states)
+			r.report.Health = agg
+		}
+		return exitcode.Failure, r.failureSummary(w, refs), nil
+	}
+	return r.finalHealth(ctx, refs, fmt.Sprintf("%s Succeeded", w.Name), true)
+}
+
+// failureSummary names the failed apps, what did not run because of them,
+// and recommends the fix-and-resume path.
+func (r *run) failureSummary(w *wfv1.Workflow, refs []compRef) string {
+	var failed, notRun, done []string
+	for _, c := range r.report.Components {
+		switch c.Status {
+		case string(wfv1.NodeFailed), string(wfv1.NodeError):
+			failed = append(failed, c.Name)
+		case CompNotRun:
+			notRun = append(notRun, c.Name)
+		case string(wfv1.NodeSucceeded), CompKept:
+			done = append(done, c.Name)
+		}
+	}
+	if len(failed) == 0 {
+		r.report.recommend("the workflow %s ended %s (%s): inspect it with `argo get %s -n %s`, then run deploy again", w.Name, w.Status.Phase, w.Status.Message, w.Name, w.Namespace)
+		return fmt.Sprintf("%s ended %s: %s", w.Name, w.Status.Phase, w.Status.Message)
+	}
+	for _, f := range r.report.Failures {
+		if f.Phase == PhaseFollow {
+			r.report.recommend("fix %s (%s), then run deploy again: it resumes %s from %s; the %s that succeeded are not synced again",
+				f.Component, f.Message, w.Name, f.Component, plural(len(done), "app"))
+		}
+	}
+	s := fmt.Sprintf("%s failed at %s", w.Name, strings.Join(failed, ", "))
+	if len(notRun) > 0 {
+		s += fmt.Sprintf("; not run because of it: %s", strings.Join(notRun, ", "))
+	}
+	return s + fmt.Sprintf("; %d of %d apps succeeded", len(done), len(refs))
+}
+
+// finalHealth reads Argo CD's view of the components, read-only. After a
+// run (ran) it adds health to the run's components, and a platform not
+// Healthy after a successful run is a failure to report; without a run
+// (up to date, validate) the components are the apps as read.
+func (r *run) finalHealth(ctx context.Context, refs []compRef, what string, ran bool) (int, string, error) {
+	r.report.phase(PhaseValidate)
+	defer r.report.endPhase(PhaseValidate)
+	states, agg, err := r.readApps(ctx, appsOf(refs))
+	if err != nil {
+		r.metrics.Error(PhaseValidate)
+		return exitcode.Failure, err.Error(), err
+	}
+	if ran {
+		r.withHealth(states)
+	} else {
+		r.componentsFromApps(refs, states)
+	}
+	r.report.Health = agg
+	code := healthCode(agg)
+	if code != exitcode.OK && ran {
+		for _, c := range r.report.Components {
+			if c.Verdict != AggHealthy {
+				r.report.fail(c.Name, PhaseValidate, fmt.Sprintf("%s after the run (sync %s)", orDash(c.Health), orDash(c.Sync)))
+				r.metrics.Error(PhaseValidate)
+			}
+		}
+		r.report.recommend("the run succeeded but the platform is %s now: inspect the apps listed under failures in Argo CD, then run validate", agg)
+	}
+	return code, fmt.Sprintf("%s; %d apps, aggregate health %s", what, len(refs), agg), nil
+}
+
+// recordRun copies the run's outcome into the report.
+func (r *run) recordRun(w *wfv1.Workflow) {
+	wr := r.report.Workflow
+	wr.Name, wr.Phase, wr.Message = w.Name, string(w.Status.Phase), w.Status.Message
+	if !w.Status.StartedAt.IsZero() {
+		t := w.Status.StartedAt.UTC()
+		wr.StartedAt = &t
+	}
+	if !w.Status.FinishedAt.IsZero() {
+		t := w.Status.FinishedAt.UTC()
+		wr.FinishedAt = &t
+	}
+}
+
+// visible keeps the tasks that are components (not stack joins).
+func visible(tasks []string, refs []compRef) []string {
+	show := map[string]bool{}
+	for _, c := range refs {
+		show[c.task] = true
+	}
+	var out []string
+	for _, t := range tasks {
+		if show[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// keptTasks are the components that succeeded in w and are not reset.
+func keptTasks(w *wfv1.Workflow, reset []string, refs []compRef) []string {
+	isReset := map[string]bool{}
+	for _, t := range reset {
+		isReset[t] = true
+	}
+	nodes := taskNodes(w)
+	var out []string
+	for _, c := range refs {
+		if n, ok := nodes[c.task]; ok && n.Phase == wfv1.NodeSucceeded && !isReset[c.task] {
+			out = append(out, c.task)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validate reads every app's health from Argo CD's Applications: strictly
+// read-only, no workflow, no pod. (The validate WorkflowTemplate runs the
+// same per-app mapping inside the cluster, for schedules and audits.)
+func (r *run) validate(ctx context.Context) (int, string, error) {
+	if code, summary := r.runPreflight(ctx); code != exitcode.OK {
+		return code, summary, nil
+	}
+	refs := r.componentRefs(dag.Deploy)
+	if r.compiled.Root != nil {
+		refs = refs[:len(refs)-1] // the root Application is the GitOps handoff, not a platform app
+	}
+	code, summary, err := r.finalHealth(ctx, refs, "read from Argo CD", false)
+	if err != nil {
+		return code, summary, err
+	}
+	for _, c := range r.report.Components {
+		if c.Verdict != AggHealthy {
+			r.report.fail(c.Name, PhaseValidate, fmt.Sprintf("%s: %s", c.Verdict, c.Message))
+			r.metrics.Error(PhaseValidate)
+		}
+	}
+	if code != exitcode.OK {
+		r.report.recommend("inspect the apps listed under failures in Argo CD (argocd app get NAME); once fixed in Git, run deploy")
+	}
+	return code, summary, nil
+}
+
+func (r *run) teardown(ctx context.Context) (int, string, error) {
+	refs := r.componentRefs(dag.Teardown)
+	dec, code, summary, err := r.prepare(ctx, dag.Teardown, nil)
+	if code != exitcode.OK {
+		return code, summary, err
+	}
+	wr := r.report.Workflow
+	var w *wfv1.Workflow
+	switch dec.Kind {
+	case DecideFollow:
+		w, wr.Name = dec.Run, dec.Run.Name
+	default:
+		if r.cfg.DryRun {
+			states, _, err := r.readApps(ctx, appsOf(refs))
+			if err != nil {
+				return exitcode.Failure, err.Error(), err
+			}
+			var present []string
+			for _, c := range refs {
+				if states[c.app].Exists {
+					present = append(present, c.app)
+				}
+			}
+			r.componentsFromApps(refs, states)
+			return exitcode.OK, fmt.Sprintf("dry run: would submit a teardown (pv-policy %s) deleting, in this order, the %d of %d apps that exist: %s",
+				r.cfg.PVPolicy, len(present), len(refs), strings.Join(present, " → ")), nil
+		}
+		nw := r.newRun(dag.Teardown, map[string]string{"confirm": r.cfg.Confirm, "pv-policy": r.cfg.PVPolicy})
+		if w, err = r.submit(ctx, nw); err != nil {
+			r.metrics.Error(PhaseSubmit)
+			return exitcode.Failure, err.Error(), err
+		}
+		wr.Name = w.Name
+		r.log.Phase(PhaseSubmit).Info("submitted", "workflow", w.Name, "pv_policy", r.cfg.PVPolicy)
+	}
+	r.report.endPhase(PhaseSubmit)
+
+	r.report.phase(PhaseFollow)
+	w, err = r.follow(ctx, w, tasksOf(refs))
+	r.report.endPhase(PhaseFollow)
+	r.recordRun(w)
+	r.fromWorkflow(w, refs, dag.Teardown, nil)
+	if err != nil {
+		return exitcode.Failure, err.Error(), err
+	}
+	return r.verifyTeardown(ctx, w, refs)
+}
+
+// verifyTeardown checks Argo CD's side after the run: no Application of
+// the scope (and, for the whole platform, none labelled with it) is left.
+// Exit 0 clean, 2 when only orphans (resources or Applications) are left,
+// 1 on any other failure.
+func (r *run) verifyTeardown(ctx context.Context, w *wfv1.Workflow, refs []compRef) (int, string, error) {
+	r.report.phase(PhaseVerify)
+	defer r.report.endPhase(PhaseVerify)
+	names := appsOf(refs)
+	if r.cfg.Scope == "platform" {
+		// Also what carries the platform's label but is no longer in the spec.
+		list, err := r.readPlatformApps(ctx)
+		if err == nil {
+			have := map[string]bool{}
+			for _, n := range names {
+				have[n] = true
+			}
+			for _, n := range list {
+				if !have[n] {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	states, _, err := r.readApps(ctx, names)
+	if err != nil {
+		r.metrics.Error(PhaseVerify)
+		return exitcode.Failure, err.Error(), err
+	}
+	r.withHealth(states)
+	var left []string
+	for _, n := range names {
+		if states[n].Exists {
+			left = append(left, n)
+		}
+	}
+	sort.Strings(left)
+	orphans, hardFailures := 0, 0
+	for _, c := range r.report.Components {
+		switch c.Status {
+		case CompOrphans:
+			orphans++
+		case string(wfv1.NodeFailed), string(wfv1.NodeError):
+			hardFailures++
+		}
+	}
+	deleted, nothing := 0, 0
+	for _, c := range r.report.Components {
+		switch c.Status {
+		case CompDeleted:
+			deleted++
+		case CompNothingToDo:
+			nothing++
+		}
+	}
+	switch {
+	case hardFailures > 0 || (w.Status.Phase != wfv1.WorkflowSucceeded && orphans == 0):
+		r.report.recommend("fix what blocked the teardown (see failures), then run teardown again: apps already deleted are found gone")
+		return exitcode.Failure, fmt.Sprintf("%s ended %s; %d apps deleted, %s still present: %s",
+			w.Name, w.Status.Phase, deleted, plural(len(left), "Application"), strings.Join(left, ", ")), nil
+	case orphans > 0 || len(left) > 0:
+		for _, n := range left {
+			r.report.fail(n, PhaseVerify, "the Application still exists after the teardown")
+			r.metrics.Error(PhaseVerify)
+		}
+		r.report.recommend("delete the orphaned resources listed under failures (or move them out of the platform), then run teardown again")
+		return exitcode.Partial, fmt.Sprintf("%s: teardown left orphans (%d components with orphaned resources, %d Applications left)", w.Name, orphans, len(left)), nil
+	}
+	return exitcode.OK, fmt.Sprintf("%s Succeeded: %d apps deleted, %d already absent; no Application of the scope is left", w.Name, deleted, nothing), nil
+}
+
+// readPlatformApps lists the Applications labelled with the platform.
+func (r *run) readPlatformApps(ctx context.Context) ([]string, error) {
+	ns := r.cfg.DAG.Platform.Spec.ArgoCD.Namespace
+	list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, listByPlatform(r.cfg.Platform()))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range list.Items {
+		out = append(out, u.GetName())
+	}
+	return out, nil
+}
+
+func listByPlatform(p string) metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: compile.LabelPlatform + "=" + p}
+}

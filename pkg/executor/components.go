@@ -1,0 +1,222 @@
+package executor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/dag"
+)
+
+// Component statuses beyond Argo's node phases.
+const (
+	CompNotRun      = "NotRun"      // its node never ran: something it depends on failed
+	CompKept        = "Kept"        // succeeded in the resumed run, not run again
+	CompDeleted     = "Deleted"     // teardown deleted it
+	CompNothingToDo = "NothingToDo" // teardown found it already gone
+	CompOrphans     = "Orphans"     // teardown deleted it but resources were left
+	CompChecked     = "Checked"     // validate read it
+)
+
+// compRef is one component: a workflow task, its Argo CD Application and
+// its stack.
+type compRef struct{ task, app, stack string }
+
+// componentRefs lists the action's components in execution order (deploy:
+// dependencies first; teardown: dependents first), the GitOps handoff last
+// on deploy and first on teardown.
+func (r *run) componentRefs(action dag.Action) []compRef {
+	d := r.compiled.Deploy
+	if action == dag.Teardown {
+		d = r.compiled.Teardown
+	}
+	g := d.Graph
+	if action == dag.Teardown {
+		g = g.Reverse()
+	}
+	order, _ := g.TopoOrder()
+	var refs []compRef
+	for _, n := range order {
+		if node := d.Node(n); node != nil && node.Kind == dag.App {
+			refs = append(refs, compRef{task: n, app: n, stack: node.Stack})
+		}
+	}
+	if root := r.compiled.Root; root != nil {
+		h := compRef{task: compile.HandoffTask, app: root.Name, stack: "gitops"}
+		if action == dag.Teardown {
+			refs = append([]compRef{h}, refs...)
+		} else {
+			refs = append(refs, h)
+		}
+	}
+	return refs
+}
+
+func tasksOf(refs []compRef) []string {
+	out := make([]string, len(refs))
+	for i, c := range refs {
+		out[i] = c.task
+	}
+	return out
+}
+
+func appsOf(refs []compRef) []string {
+	out := make([]string, len(refs))
+	for i, c := range refs {
+		out[i] = c.app
+	}
+	return out
+}
+
+// fromWorkflow fills the components and failures from a run's nodes and
+// step results. kept are the tasks a resume did not run again.
+func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, kept map[string]bool) {
+	nodes := taskNodes(w)
+	failed := map[string]bool{}
+	for _, c := range refs {
+		if n, ok := nodes[c.task]; ok && n.FailedOrError() {
+			failed[c.task] = true
+		}
+	}
+	d := r.compiled.Deploy
+	if action == dag.Teardown {
+		d = r.compiled.Teardown
+	}
+	for _, c := range refs {
+		comp := Component{Name: c.app, Stack: c.stack}
+		n, ok := nodes[c.task]
+		switch {
+		case !ok || n.Phase == wfv1.NodeOmitted || n.Phase == wfv1.NodeSkipped:
+			comp.Status = CompNotRun
+			if blockers := blockedBy(d, c.task, failed, action); len(blockers) > 0 {
+				comp.Message = "not run: " + strings.Join(blockers, ", ") + " failed"
+			} else if w.Status.Phase.Completed() {
+				comp.Message = "not run"
+			} else {
+				comp.Status, comp.Message = "Waiting", "not started yet"
+			}
+		default:
+			comp.Status = string(n.Phase)
+			comp.DurationSeconds = nodeSeconds(n)
+			if n.Type == wfv1.NodeTypeRetry {
+				comp.Attempts = len(attempts(w, n))
+			}
+			comp.StepResult = resultOf(w, n)
+			if kept[c.task] && n.Phase == wfv1.NodeSucceeded {
+				comp.Status, comp.Message = CompKept, "succeeded in the resumed run; not synced again"
+			}
+			if action == dag.Teardown && n.Phase == wfv1.NodeSucceeded && comp.StepResult != nil {
+				comp.Status = CompDeleted
+				if comp.StepResult.NothingToDo {
+					comp.Status, comp.Message = CompNothingToDo, "the Application did not exist"
+				}
+				if len(comp.StepResult.RetainedPVCs) > 0 {
+					comp.Message = "retained PersistentVolumeClaims: " + strings.Join(comp.StepResult.RetainedPVCs, ", ")
+				}
+			}
+			if n.FailedOrError() {
+				comp.Message = n.Message
+				if res := comp.StepResult; res != nil && res.Message != "" {
+					comp.Message = res.Message
+				}
+				if res := comp.StepResult; action == dag.Teardown && res != nil && len(res.Orphans) > 0 {
+					comp.Status = CompOrphans
+				}
+				diag := comp.StepResult.diagnostics()
+				if n.Message != "" {
+					diag = append([]string{"node: " + n.Message}, diag...)
+				}
+				r.report.fail(c.app, PhaseFollow, comp.Message, diag...)
+				r.metrics.Error(PhaseFollow)
+			}
+		}
+		r.report.Components = append(r.report.Components, comp)
+	}
+}
+
+// blockedBy lists the failed tasks that a task (transitively) waits for.
+func blockedBy(d *dag.DAG, task string, failed map[string]bool, action dag.Action) []string {
+	if !d.Graph.Has(task) {
+		// the handoff waits for everything
+		var out []string
+		for f := range failed {
+			out = append(out, f)
+		}
+		sort.Strings(out)
+		return out
+	}
+	var deps []string
+	if action == dag.Teardown {
+		deps = d.Graph.DependentsClosure(task)
+	} else {
+		deps = d.Graph.DepsClosure(task)
+	}
+	var out []string
+	for _, x := range deps {
+		if x != task && failed[x] {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// withHealth adds what Argo CD says of each component, and records it in
+// the metrics.
+func (r *run) withHealth(states map[string]*appState) {
+	for i := range r.report.Components {
+		c := &r.report.Components[i]
+		s := states[c.Name]
+		if s == nil {
+			continue
+		}
+		c.Health, c.Sync, c.Verdict = s.Health, s.Sync, s.Verdict
+		h := s.Health
+		if !s.Exists {
+			c.Health, h = "Absent", "Absent"
+		}
+		r.metrics.SetHealth(c.Name, c.Stack, h)
+	}
+}
+
+// componentsFromApps is the component list of a read-only health check.
+func (r *run) componentsFromApps(refs []compRef, states map[string]*appState) {
+	for _, c := range refs {
+		s := states[c.app]
+		comp := Component{Name: c.app, Stack: c.stack, Status: CompChecked}
+		if s != nil {
+			comp.Verdict = s.Verdict
+			switch {
+			case !s.Exists:
+				comp.Message = "the Application does not exist"
+			case s.Verdict != AggHealthy:
+				comp.Message = strings.Join(append([]string{orDash(s.HealthMessage)}, s.Problems...), "; ")
+			}
+		}
+		r.report.Components = append(r.report.Components, comp)
+	}
+	r.withHealth(states)
+}
+
+// healthCode maps an aggregate to the exit code of validate (and of a
+// deploy whose workflow succeeded): Healthy 0; Progressing or Degraded 2;
+// Failed 1.
+func healthCode(agg string) int {
+	switch agg {
+	case AggHealthy:
+		return 0
+	case AggProgressing, AggDegraded:
+		return 2
+	}
+	return 1
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}

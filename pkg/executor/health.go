@@ -1,0 +1,153 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Aggregate health (RFC 5.5), worst first wins: all Healthy → Healthy; any
+// Progressing → Progressing; any Degraded or Missing → Degraded; any
+// failed (the Application absent or unreadable) → Failed.
+const (
+	AggHealthy     = "Healthy"
+	AggProgressing = "Progressing"
+	AggDegraded    = "Degraded"
+	AggFailed      = "Failed"
+)
+
+var aggRank = map[string]int{AggHealthy: 0, AggProgressing: 1, AggDegraded: 2, AggFailed: 3}
+
+// verdict is one app's contribution to the aggregate; the same mapping as
+// the validate step (pkg/step/validate.go), so the executor and the
+// validate workflow agree: Healthy; Progressing or not yet assessed;
+// anything else (Degraded, Missing, Unknown, Suspended) Degraded.
+func verdict(health string) string {
+	switch health {
+	case "Healthy":
+		return AggHealthy
+	case "Progressing", "":
+		return AggProgressing
+	}
+	return AggDegraded
+}
+
+// appState is one Argo CD Application as Argo CD reports it.
+type appState struct {
+	Name           string
+	Exists         bool
+	Health         string
+	HealthMessage  string
+	Sync           string
+	Revision       string
+	OperationPhase string
+	Verdict        string
+	Problems       []string // unhealthy resources and error conditions
+	HistoryLen     int      // sync operations recorded
+}
+
+// readApps reads the named Applications (read-only: one list of Argo CD's
+// namespace) and aggregates their health. Argo CD is the source of truth:
+// its controller writes status.health and status.sync of each Application.
+func (r *run) readApps(ctx context.Context, names []string) (map[string]*appState, string, error) {
+	ns := r.cfg.DAG.Platform.Spec.ArgoCD.Namespace
+	list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, AggFailed, fmt.Errorf("reading Applications in %s: %w", ns, err)
+	}
+	byName := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		byName[list.Items[i].GetName()] = &list.Items[i]
+	}
+	states := map[string]*appState{}
+	agg := AggHealthy
+	for _, n := range names {
+		s := appStateOf(n, byName[n])
+		states[n] = s
+		if aggRank[s.Verdict] > aggRank[agg] {
+			agg = s.Verdict
+		}
+	}
+	return states, agg, nil
+}
+
+func appStateOf(name string, u *unstructured.Unstructured) *appState {
+	s := &appState{Name: name}
+	if u == nil {
+		s.Verdict = AggFailed
+		s.Problems = []string{"the Application does not exist"}
+		return s
+	}
+	str := func(path ...string) string {
+		v, _, _ := unstructured.NestedString(u.Object, path...)
+		return v
+	}
+	s.Exists = true
+	s.Health, s.HealthMessage = str("status", "health", "status"), str("status", "health", "message")
+	s.Sync, s.Revision = str("status", "sync", "status"), str("status", "sync", "revision")
+	s.OperationPhase = str("status", "operationState", "phase")
+	s.Verdict = verdict(s.Health)
+	if h, ok, _ := unstructured.NestedSlice(u.Object, "status", "history"); ok {
+		s.HistoryLen = len(h)
+	}
+	res, _, _ := unstructured.NestedSlice(u.Object, "status", "resources")
+	for _, x := range res {
+		m, _ := x.(map[string]any)
+		h, _, _ := unstructured.NestedString(m, "health", "status")
+		if h == "" || h == "Healthy" {
+			continue
+		}
+		msg, _, _ := unstructured.NestedString(m, "health", "message")
+		kind, _, _ := unstructured.NestedString(m, "kind")
+		rns, _, _ := unstructured.NestedString(m, "namespace")
+		rn, _, _ := unstructured.NestedString(m, "name")
+		p := fmt.Sprintf("%s %s/%s %s", kind, rns, rn, h)
+		if msg != "" {
+			p += ": " + msg
+		}
+		s.Problems = append(s.Problems, p)
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, x := range conds {
+		m, _ := x.(map[string]any)
+		t, _, _ := unstructured.NestedString(m, "type")
+		msg, _, _ := unstructured.NestedString(m, "message")
+		if strings.HasSuffix(t, "Error") {
+			s.Problems = append(s.Problems, t+": "+msg)
+		}
+	}
+	return s
+}
+
+// upToDate says whether every app is Healthy and Synced: then a new deploy
+// run of the same spec would change nothing.
+func upToDate(states map[string]*appState) (bool, string) {
+	var bad []string
+	for _, s := range states {
+		switch {
+		case !s.Exists:
+			bad = append(bad, s.Name+" does not exist")
+		case s.Health != "Healthy" || s.Sync != "Synced":
+			bad = append(bad, fmt.Sprintf("%s is %s/%s", s.Name, orDash(s.Health), orDash(s.Sync)))
+		}
+	}
+	if len(bad) == 0 {
+		return true, fmt.Sprintf("all %d apps are Healthy and Synced", len(states))
+	}
+	sort.Strings(bad)
+	if len(bad) > 3 {
+		bad = append(bad[:3], fmt.Sprintf("and %d more", len(bad)-3))
+	}
+	return false, strings.Join(bad, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

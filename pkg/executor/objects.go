@@ -1,0 +1,102 @@
+package executor
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/manifest"
+)
+
+// object is one manifest the executor applies.
+type object struct {
+	gvr schema.GroupVersionResource
+	u   *unstructured.Unstructured
+}
+
+func (o object) String() string {
+	if ns := o.u.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s %s/%s", o.u.GetKind(), ns, o.u.GetName())
+	}
+	return o.u.GetKind() + " " + o.u.GetName()
+}
+
+// resources maps the kinds the executor applies to their resources.
+var resources = map[string]schema.GroupVersionResource{
+	"ServiceAccount":          {Version: "v1", Resource: "serviceaccounts"},
+	"ConfigMap":               {Version: "v1", Resource: "configmaps"},
+	"Secret":                  gvrSecret,
+	"Role":                    {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"ClusterWorkflowTemplate": gvrCWT,
+	"WorkflowTemplate":        gvrWT,
+}
+
+// objectsToApply is everything deploy and teardown ensure before they run
+// a workflow, in apply order: the workflow pods' RBAC, the Argo CD
+// configuration partials (account, RBAC policy and the health
+// customizations, INV-7), the credentials found in the secrets directory,
+// the ClusterWorkflowTemplates, then the platform's WorkflowTemplates (all
+// three actions, so validate and teardown always match the deploy).
+func objectsToApply(c *Config, out *compile.Output) ([]object, error) {
+	p := c.DAG.Platform
+	healthData, err := health.ConfigMapData(p)
+	if err != nil {
+		return nil, err
+	}
+	var typed []any
+	for _, o := range out.RBAC {
+		// Server-side apply makes a field manager own exactly what it last
+		// applied: argocd-cm must be applied once, with every key deployctl
+		// owns, or each apply would drop the other's keys.
+		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Name == "argocd-cm" {
+			merged := cm.DeepCopy()
+			for k, v := range healthData {
+				merged.Data[k] = v
+			}
+			o = merged
+		}
+		typed = append(typed, o)
+	}
+	labels := map[string]string{compile.LabelPlatform: out.Platform, compile.LabelManagedBy: compile.ManagedBy}
+	secret := func(name, key string, data []byte) *corev1.Secret {
+		return &corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.Spec.Workflow.Namespace, Labels: labels},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       map[string][]byte{key: []byte(strings.TrimRight(string(data), "\r\n"))},
+		}
+	}
+	if tok, ok := c.secrets[SecretArgoCDToken]; ok {
+		typed = append(typed, secret(p.Spec.ArgoCD.TokenSecret.Name, p.Spec.ArgoCD.TokenSecret.Key, tok))
+	}
+	if ca, ok := c.secrets[SecretArgoCDCA]; ok && p.Spec.ArgoCD.CASecret != nil {
+		typed = append(typed, secret(p.Spec.ArgoCD.CASecret.Name, p.Spec.ArgoCD.CASecret.Key, ca))
+	}
+	for _, cwt := range out.ClusterTemplates {
+		typed = append(typed, cwt)
+	}
+	for _, a := range compile.Actions {
+		typed = append(typed, out.WorkflowTemplates[a])
+	}
+	objs := make([]object, 0, len(typed))
+	for _, t := range typed {
+		m, err := manifest.Clean(t)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: m}
+		gvr, ok := resources[u.GetKind()]
+		if !ok {
+			return nil, fmt.Errorf("internal: no resource known for kind %s", u.GetKind())
+		}
+		objs = append(objs, object{gvr: gvr, u: u})
+	}
+	return objs, nil
+}

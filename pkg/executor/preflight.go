@@ -1,0 +1,505 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
+)
+
+// Phase 0 preflight: strictly read-only. Every check reads, or asks the
+// API server a question that persists nothing (SelfSubjectReview,
+// SelfSubjectAccessReview, server-side dry-run apply).
+
+// Check statuses.
+const (
+	Pass = "pass"
+	Warn = "warn"
+	Fail = "fail"
+	Skip = "skip"
+)
+
+// Check is one preflight check's outcome.
+type Check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+	// Code is the exit code a failure calls for: 3 when configuration or a
+	// required primitive is missing, 1 when the cluster is not in a state
+	// to run (not Ready, unreachable).
+	Code int `json:"exitCode,omitempty"`
+}
+
+// Inventory is the cluster snapshot of Phase 0 (RFC 3.2.8).
+type Inventory struct {
+	ServerVersion   string   `json:"serverVersion,omitempty"`
+	User            string   `json:"user,omitempty"`
+	Nodes           int      `json:"nodes"`
+	ReadyNodes      int      `json:"readyNodes"`
+	KubeletVersions []string `json:"kubeletVersions,omitempty"`
+	CPU             string   `json:"allocatableCPU,omitempty"`
+	Memory          string   `json:"allocatableMemory,omitempty"`
+}
+
+// permission is one thing an action must be allowed to do.
+type permission struct {
+	verbs     []string
+	group     string
+	resource  string
+	namespace string // "" for cluster scope
+}
+
+// permissions lists what an action calls, per verb (RFC 3.2.4: "RBAC
+// check for required permissions").
+func (r *run) permissions() []permission {
+	p := r.cfg.DAG.Platform
+	wf, cd := p.Spec.Workflow.Namespace, p.Spec.ArgoCD.Namespace
+	apps := permission{[]string{"get", "list"}, "argoproj.io", "applications", cd}
+	if r.cfg.Action == ActionValidate {
+		return []permission{apps}
+	}
+	apply := []string{"get", "create", "patch"}
+	ps := []permission{
+		{apply, "argoproj.io", "clusterworkflowtemplates", ""},
+		{apply, "argoproj.io", "workflowtemplates", wf},
+		{[]string{"get", "list", "watch", "create", "update"}, "argoproj.io", "workflows", wf},
+		{apply, "", "serviceaccounts", wf},
+		{apply, "rbac.authorization.k8s.io", "roles", wf},
+		{apply, "rbac.authorization.k8s.io", "rolebindings", wf},
+		{apply, "", "configmaps", cd},
+		apps,
+	}
+	if r.cfg.Action != ActionTeardown {
+		// resume deletes the pods of the nodes it resets, as `argo retry` does
+		ps = append(ps, permission{[]string{"delete"}, "", "pods", wf})
+	}
+	if len(r.cfg.secrets) > 0 {
+		ps = append(ps, permission{apply, "", "secrets", wf})
+	} else {
+		ps = append(ps, permission{[]string{"get"}, "", "secrets", wf})
+	}
+	return ps
+}
+
+// preflight runs every check, in order; a check that cannot be meaningful
+// after an earlier failure is skipped with the reason.
+func (r *run) preflight(ctx context.Context) []Check {
+	lg := r.log.Phase(PhasePreflight)
+	var checks []Check
+	add := func(c Check) {
+		checks = append(checks, c)
+		lv := map[string]func(string, ...any){Pass: lg.Info, Warn: lg.Warn, Fail: lg.Error, Skip: lg.Info}[c.Status]
+		lv("check "+c.Name, "status", c.Status, "reason", c.Reason)
+	}
+	api := r.checkAPI(ctx)
+	add(api)
+	if api.Status == Fail {
+		for _, n := range []string{"credentials", "permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates"} {
+			add(Check{Name: n, Status: Skip, Reason: "the API server is not reachable"})
+		}
+		return checks
+	}
+	creds := r.checkCredentials(ctx)
+	add(creds)
+	if creds.Status == Fail {
+		for _, n := range []string{"permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates"} {
+			add(Check{Name: n, Status: Skip, Reason: "the credentials were not accepted"})
+		}
+		return checks
+	}
+	add(r.checkPermissions(ctx))
+	add(r.checkNodes(ctx))
+	add(r.checkDNS(ctx))
+	add(r.checkArgoCD(ctx))
+	if r.cfg.Action == ActionValidate {
+		return checks
+	}
+	wfc := r.checkArgoWorkflows(ctx)
+	add(wfc)
+	add(r.checkToken(ctx))
+	if wfc.Status == Fail && wfc.Code == exitcode.Invalid {
+		add(Check{Name: "templates", Status: Skip, Reason: "Argo Workflows' CRDs are missing"})
+	} else {
+		add(r.checkTemplates(ctx))
+	}
+	return checks
+}
+
+// preflightCode is the exit code of a failed preflight: 3 when any failure
+// is missing configuration or primitives (fix the setup), else 1; 0 when
+// nothing failed.
+func preflightCode(checks []Check) int {
+	code := exitcode.OK
+	for _, c := range checks {
+		if c.Status != Fail {
+			continue
+		}
+		if c.Code == exitcode.Invalid {
+			return exitcode.Invalid
+		}
+		code = exitcode.Failure
+	}
+	return code
+}
+
+func (r *run) checkAPI(ctx context.Context) Check {
+	c := Check{Name: "api"}
+	v, err := r.cl.Kube.Discovery().ServerVersion()
+	switch {
+	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
+		// It answered: reachable. The credentials check says the rest.
+		c.Status, c.Reason = Pass, "the API server answered ("+reasonOf(err)+")"
+	case err != nil:
+		c.Status, c.Reason, c.Code = Fail, "not reachable: "+err.Error(), exitcode.Failure
+	default:
+		r.inventory.ServerVersion = v.GitVersion
+		c.Status, c.Reason = Pass, "Kubernetes "+v.GitVersion
+	}
+	return c
+}
+
+func (r *run) checkCredentials(ctx context.Context) Check {
+	c := Check{Name: "credentials"}
+	res, err := r.cl.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsUnauthorized(err):
+		c.Status, c.Reason, c.Code = Fail, "the API server rejected the kubeconfig's credentials (401)", exitcode.Invalid
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
+		c.Status, c.Reason = Pass, "accepted (identity not available: "+reasonOf(err)+")"
+	case err != nil:
+		c.Status, c.Reason, c.Code = Fail, err.Error(), exitcode.Failure
+	default:
+		u := res.Status.UserInfo
+		r.inventory.User = u.Username
+		c.Status, c.Reason = Pass, fmt.Sprintf("authenticated as %s (groups %s)", u.Username, strings.Join(u.Groups, ", "))
+	}
+	return c
+}
+
+func (r *run) checkPermissions(ctx context.Context) Check {
+	c := Check{Name: "permissions"}
+	var denied []string
+	asked := 0
+	for _, p := range r.permissions() {
+		for _, verb := range p.verbs {
+			asked++
+			ra := &authzv1.ResourceAttributes{Verb: verb, Group: p.group, Resource: p.resource, Namespace: p.namespace}
+			res, err := r.cl.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+				&authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
+			if err != nil {
+				c.Status, c.Reason, c.Code = Fail, "SelfSubjectAccessReview: "+err.Error(), exitcode.Failure
+				return c
+			}
+			if !res.Status.Allowed {
+				denied = append(denied, describePermission(verb, p))
+			}
+		}
+	}
+	if len(denied) > 0 {
+		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Reason = fmt.Sprintf("%d of %d denied: %s", len(denied), asked, strings.Join(denied, "; "))
+		return c
+	}
+	c.Status, c.Reason = Pass, fmt.Sprintf("all %d verbs the %s needs are allowed", asked, r.cfg.Action)
+	return c
+}
+
+func describePermission(verb string, p permission) string {
+	res := p.resource
+	if p.group != "" {
+		res += "." + p.group
+	}
+	if p.namespace == "" {
+		return verb + " " + res + " (cluster)"
+	}
+	return fmt.Sprintf("%s %s in %s", verb, res, p.namespace)
+}
+
+func (r *run) checkNodes(ctx context.Context) Check {
+	c := Check{Name: "nodes"}
+	nodes, err := r.cl.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		c.Status, c.Reason, c.Code = Fail, "listing nodes: "+err.Error(), exitcode.Failure
+		return c
+	}
+	inv := &r.inventory
+	cpu, mem := resource.Quantity{}, resource.Quantity{}
+	versions := map[string]bool{}
+	for _, n := range nodes.Items {
+		inv.Nodes++
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+				inv.ReadyNodes++
+			}
+		}
+		versions[n.Status.NodeInfo.KubeletVersion] = true
+		cpu.Add(n.Status.Allocatable[corev1.ResourceCPU])
+		mem.Add(n.Status.Allocatable[corev1.ResourceMemory])
+	}
+	for v := range versions {
+		inv.KubeletVersions = append(inv.KubeletVersions, v)
+	}
+	sort.Strings(inv.KubeletVersions)
+	inv.CPU, inv.Memory = cpu.String(), mem.String()
+	switch {
+	case inv.ReadyNodes == 0:
+		c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("no Ready node (%d nodes)", inv.Nodes), exitcode.Failure
+	case inv.ReadyNodes < 3:
+		c.Status, c.Reason = Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (RFC 3.2.4: warning only)", inv.ReadyNodes, inv.Nodes)
+	default:
+		c.Status, c.Reason = Pass, fmt.Sprintf("%d of %d nodes Ready", inv.ReadyNodes, inv.Nodes)
+	}
+	return c
+}
+
+// checkDNS wants CoreDNS (or kube-dns) pods running; a cluster DNS served
+// from outside pods (host process, managed service) shows as the kube-dns
+// Service with ready endpoints: a warning, since the pods cannot be seen.
+func (r *run) checkDNS(ctx context.Context) Check {
+	c := Check{Name: "dns"}
+	pods, err := r.cl.Kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	if err != nil {
+		c.Status, c.Reason, c.Code = Fail, "listing DNS pods: "+err.Error(), exitcode.Failure
+		return c
+	}
+	if ready, total := readyPods(pods.Items); ready > 0 {
+		c.Status, c.Reason = Pass, fmt.Sprintf("%d/%d cluster DNS pods (k8s-app=kube-dns) Running and Ready", ready, total)
+		return c
+	} else if total > 0 {
+		c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("0/%d cluster DNS pods (k8s-app=kube-dns) Ready", total), exitcode.Failure
+		return c
+	}
+	n, err := r.readyEndpoints(ctx, "kube-system", "kube-dns")
+	switch {
+	case err != nil:
+		c.Status, c.Reason, c.Code = Fail, "no CoreDNS pods (k8s-app=kube-dns in kube-system) and no kube-dns Service: "+err.Error(), exitcode.Failure
+	case n == 0:
+		c.Status, c.Reason, c.Code = Fail, "no CoreDNS pods, and the kube-dns Service has no ready endpoint", exitcode.Failure
+	default:
+		c.Status, c.Reason = Warn, fmt.Sprintf("no CoreDNS pods, but the kube-dns Service has %d ready endpoint(s): DNS served outside pods (host process or external)", n)
+	}
+	return c
+}
+
+// argoCDComponents are found by the standard label app.kubernetes.io/name.
+var argoCDComponents = []string{"argocd-server", "argocd-repo-server", "argocd-application-controller"}
+
+// checkArgoCD wants the Application CRD and the three Argo CD components'
+// pods Ready. Without pods (host-process install, or outside the cluster)
+// the CRD and the argocd-server Service's endpoints are the evidence left:
+// a warning.
+func (r *run) checkArgoCD(ctx context.Context) Check {
+	c := Check{Name: "argo-cd"}
+	ns := r.cfg.DAG.Platform.Spec.ArgoCD.Namespace
+	if missing, err := r.missingResources("argoproj.io/v1alpha1", "applications"); err != nil || len(missing) > 0 {
+		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Reason = "Argo CD is not installed: no applications.argoproj.io API" + suffix(err)
+		return c
+	}
+	var notReady, noPods, ok []string
+	for _, comp := range argoCDComponents {
+		pods, err := r.cl.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + comp})
+		if err != nil {
+			c.Status, c.Reason, c.Code = Fail, "listing Argo CD pods: "+err.Error(), exitcode.Failure
+			return c
+		}
+		ready, total := readyPods(pods.Items)
+		switch {
+		case total == 0:
+			noPods = append(noPods, comp)
+		case ready == 0:
+			notReady = append(notReady, fmt.Sprintf("%s 0/%d Ready", comp, total))
+		default:
+			ok = append(ok, fmt.Sprintf("%s %d/%d", comp, ready, total))
+		}
+	}
+	switch {
+	case len(notReady) > 0:
+		c.Status, c.Code = Fail, exitcode.Failure
+		c.Reason = "in " + ns + ": " + strings.Join(notReady, ", ")
+	case len(noPods) == 0:
+		c.Status, c.Reason = Pass, "in "+ns+": "+strings.Join(ok, ", ")+" Ready"
+	default:
+		n, err := r.readyEndpoints(ctx, ns, "argocd-server")
+		ev := "the argocd-server Service has no ready endpoint" + suffix(err)
+		if err == nil && n > 0 {
+			ev = fmt.Sprintf("the argocd-server Service has %d ready endpoint(s)", n)
+		}
+		c.Status = Warn
+		c.Reason = fmt.Sprintf("no pods labelled app.kubernetes.io/name=%s in %s (host-process or external install?); the Application CRD is present and %s",
+			strings.Join(noPods, "|"), ns, ev)
+	}
+	return c
+}
+
+// workflowCRDs are what the generated manifests and the executor use.
+var workflowCRDs = []string{"workflows", "workflowtemplates", "clusterworkflowtemplates", "workflowtaskresults"}
+
+// checkArgoWorkflows wants the CRDs and a Ready controller. The controller
+// is found by the labels of the upstream manifests and of the Helm chart;
+// without pods its ConfigMap is the evidence left of a host-process or
+// external controller: a warning.
+func (r *run) checkArgoWorkflows(ctx context.Context) Check {
+	c := Check{Name: "argo-workflows"}
+	missing, err := r.missingResources("argoproj.io/v1alpha1", workflowCRDs...)
+	if err != nil || len(missing) > 0 {
+		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Reason = "Argo Workflows is not installed: missing " + strings.Join(missing, ", ") + " (argoproj.io/v1alpha1)" + suffix(err)
+		return c
+	}
+	for _, sel := range []string{"app.kubernetes.io/component=workflow-controller", "app=workflow-controller"} {
+		pods, err := r.cl.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			c.Status, c.Reason = Warn, "CRDs present; cannot look for the controller's pods: "+reasonOf(err)
+			return c
+		}
+		if ready, total := readyPods(pods.Items); total > 0 {
+			if ready == 0 {
+				c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("workflow-controller 0/%d Ready (%s)", total, sel), exitcode.Failure
+			} else {
+				c.Status, c.Reason = Pass, fmt.Sprintf("CRDs present; workflow-controller %d/%d Ready in %s", ready, total, pods.Items[0].Namespace)
+			}
+			return c
+		}
+	}
+	c.Status = Warn
+	c.Reason = "CRDs present; no workflow-controller pods (host-process or external controller?)"
+	if cms, err := r.cl.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=workflow-controller-configmap"}); err == nil && len(cms.Items) > 0 {
+		c.Reason += "; its workflow-controller-configmap is in " + cms.Items[0].Namespace
+	}
+	return c
+}
+
+// checkToken wants the Argo CD token Secret the step pods mount, looked up
+// as metadata only: its content never enters this process.
+func (r *run) checkToken(ctx context.Context) Check {
+	c := Check{Name: "argocd-token"}
+	p := r.cfg.DAG.Platform
+	ref := p.Spec.ArgoCD.TokenSecret
+	ns := p.Spec.Workflow.Namespace
+	if _, ok := r.cfg.secrets[SecretArgoCDToken]; ok {
+		c.Status, c.Reason = Pass, fmt.Sprintf("will be applied as Secret %s/%s from the secrets directory", ns, ref.Name)
+		return c
+	}
+	_, err := r.cl.Metadata.Resource(gvrSecret).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Reason = fmt.Sprintf("Secret %s/%s (the Argo CD API token the workflow pods mount) does not exist: create it, or mount the token as %s/%s",
+			ns, ref.Name, r.cfg.SecretsDir, SecretArgoCDToken)
+	case err != nil:
+		c.Status, c.Reason = Warn, fmt.Sprintf("cannot check Secret %s/%s: %s", ns, ref.Name, reasonOf(err))
+	default:
+		c.Status, c.Reason = Pass, fmt.Sprintf("Secret %s/%s present", ns, ref.Name)
+	}
+	return c
+}
+
+// checkTemplates dry-runs the apply of everything deploy would apply:
+// present and up to date, or applicable (admission and validation pass).
+func (r *run) checkTemplates(ctx context.Context) Check {
+	c := Check{Name: "templates"}
+	res, err := applyAll(ctx, r.cl.Dynamic, r.objects, true)
+	if err != nil {
+		c.Status, c.Reason, c.Code = Fail, "not applicable: "+err.Error(), exitcode.Invalid
+		return c
+	}
+	n := countResults(res)
+	if n[Unchanged] == len(res) {
+		c.Status, c.Reason = Pass, fmt.Sprintf("all %d objects present and up to date", len(res))
+		return c
+	}
+	c.Status = Pass
+	c.Reason = fmt.Sprintf("applicable (server-side dry-run): %d to create, %d to update, %d up to date", n[WouldCreate], n[WouldConfigure], n[Unchanged])
+	return c
+}
+
+// missingResources lists which of the resources a group version lacks.
+func (r *run) missingResources(gv string, names ...string) ([]string, error) {
+	list, err := r.cl.Kube.Discovery().ServerResourcesForGroupVersion(gv)
+	if apierrors.IsNotFound(err) {
+		return names, nil
+	}
+	if err != nil {
+		return names, err
+	}
+	have := map[string]bool{}
+	for _, res := range list.APIResources {
+		have[res.Name] = true
+	}
+	var missing []string
+	for _, n := range names {
+		if !have[n] {
+			missing = append(missing, n)
+		}
+	}
+	return missing, nil
+}
+
+// readyEndpoints counts the ready endpoints of a Service's EndpointSlices.
+func (r *run) readyEndpoints(ctx context.Context, ns, svc string) (int, error) {
+	if _, err := r.cl.Kube.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{}); err != nil {
+		return 0, err
+	}
+	slices, err := r.cl.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+				n += len(e.Addresses)
+			}
+		}
+	}
+	return n, nil
+}
+
+func readyPods(pods []corev1.Pod) (ready, total int) {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		total++
+		if p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				ready++
+			}
+		}
+	}
+	return ready, total
+}
+
+func reasonOf(err error) string {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		st := s.Status()
+		return fmt.Sprintf("%d %s", st.Code, st.Reason)
+	}
+	return err.Error()
+}
+
+func suffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
+}
+
+// sinceSeconds is a duration in seconds, rounded to milliseconds.
+func sinceSeconds(t time.Time) float64 {
+	return float64(time.Since(t).Round(time.Millisecond)) / float64(time.Second)
+}

@@ -1,0 +1,234 @@
+// Package executor is the containerized entry point of RFC section 7:
+// `deployctl deploy | validate | teardown | preflight`. It reads its
+// configuration from the environment and mounted files (flags for people at
+// a terminal), checks the cluster read-only (Phase 0), applies the
+// orchestration templates, submits or resumes the platform's workflow,
+// follows it, validates, and ends with a status report, Prometheus metrics
+// and the exit code of the contract: 0 success, 1 failure, 2 partial,
+// 3 invalid configuration, 4 timeout.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// run is one action being executed.
+type run struct {
+	cfg       *Config
+	cl        *Clients
+	log       *Log
+	out       io.Writer // the human output: transitions, summary
+	tty       bool
+	report    *Report
+	metrics   *Metrics
+	inventory Inventory
+	compiled  *compile.Output
+	objects   []object
+	started   time.Time
+	poll      time.Duration // how often a followed workflow is read
+}
+
+// Run executes an action with the process environment.
+func Run(ctx context.Context, o *Options, stdout, stderr io.Writer) error {
+	return execute(ctx, o, os.LookupEnv, stdout, stderr)
+}
+
+// execute is Run with the environment injected (tests).
+func execute(ctx context.Context, o *Options, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
+	started := time.Now()
+	cfg, cfgErr := o.Load(getenv)
+	r := &run{
+		cfg:     cfg,
+		log:     NewLog(stderr, string(o.action), cfg.LogLevel, cfg.LogFormat, cfg.TraceID, cfg.SpanID),
+		out:     stdout,
+		tty:     isTerminal(stdout),
+		report:  newReport(cfg, o.action),
+		started: started,
+		poll:    2 * time.Second,
+	}
+	r.metrics = NewMetrics(o.action, r.report.Platform, cfg.Environment)
+	if cfgErr != nil {
+		var inv *Invalid
+		if errors.As(cfgErr, &inv) {
+			r.report.Configuration.Problems = inv.Problems
+			for _, p := range inv.Problems {
+				r.log.Phase(PhaseConfig).Error("invalid configuration", "problem", p)
+			}
+		}
+		r.metrics.Error(PhaseConfig)
+		r.report.recommend("fix the configuration problems listed, then run %s again: nothing was done", o.action)
+		return r.end(exitcode.Invalid, fmt.Sprintf("invalid configuration (%d problems): nothing was done, the cluster was not contacted", len(r.report.Configuration.Problems)), cfgErr)
+	}
+	lg := r.log.Phase(PhaseConfig)
+	lg.Info("configuration loaded", "platform", cfg.Platform(), "environment", cfg.Environment, "scope", cfg.Scope,
+		"dry_run", cfg.DryRun, "kubeconfig", cfg.KubeconfigSource, "context", cfg.Context)
+	for _, n := range cfg.Overrides {
+		lg.Info("environment override", "override", n)
+	}
+
+	r.report.phase(PhaseCompile)
+	out, err := compile.Compile(cfg.DAG, cfg.Scope)
+	if err == nil {
+		r.compiled = out
+		r.objects, err = objectsToApply(cfg, out)
+	}
+	r.report.endPhase(PhaseCompile)
+	if err != nil {
+		r.metrics.Error(PhaseCompile)
+		return r.end(exitcode.Invalid, "the spec does not compile: "+err.Error(), err)
+	}
+	r.report.SpecHash = out.SpecHash
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = defaultTimeout(o.action, out)
+	}
+	r.report.Timeout = timeout.String()
+	r.log.Phase(PhaseCompile).Info("compiled", "spec_hash", out.SpecHash, "apps", len(out.Deploy.Apps()),
+		"teardown_apps", len(out.Teardown.Apps()), "objects", len(r.objects), "timeout", timeout.String())
+
+	rc, err := cfg.restConfig(o.action)
+	if err == nil {
+		r.cl, err = NewClients(rc)
+	}
+	if err != nil {
+		r.metrics.Error(PhaseConfig)
+		return r.end(exitcode.Invalid, "cannot build API clients from the kubeconfig: "+err.Error(), err)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if cfg.MetricsAddr != "" {
+		sctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		addr, _, err := r.metrics.Serve(sctx, cfg.MetricsAddr)
+		if err != nil {
+			return r.end(exitcode.Invalid, "cannot serve metrics: "+err.Error(), err)
+		}
+		r.log.Phase(PhaseConfig).Info("serving metrics", "address", "http://"+addr.String()+"/metrics")
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var code int
+	var summary string
+	switch o.action {
+	case ActionPreflight:
+		code, summary, err = r.preflightOnly(actx)
+	case ActionDeploy:
+		code, summary, err = r.deploy(actx)
+	case ActionValidate:
+		code, summary, err = r.validate(actx)
+	case ActionTeardown:
+		code, summary, err = r.teardown(actx)
+	}
+	switch {
+	case errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		r.metrics.Error(PhaseFollow)
+		summary = fmt.Sprintf("%s did not finish within its deadline of %s", o.action, timeout)
+		if w := r.report.Workflow; w != nil && w.Name != "" {
+			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it (it is not started twice), or raise --timeout / TIMEOUT", w.Namespace, w.Name, o.action)
+		} else {
+			r.report.recommend("raise --timeout / TIMEOUT (now %s), and check why the cluster answers slowly", timeout)
+		}
+		return r.end(exitcode.Timeout, summary, errors.New(summary))
+	case ctx.Err() != nil:
+		summary = fmt.Sprintf("%s interrupted", o.action)
+		if w := r.report.Workflow; w != nil && w.Name != "" {
+			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it", w.Namespace, w.Name, o.action)
+		}
+		r.report.Status = StatusInterrupted
+		return r.end(exitcode.Failure, summary, errors.New(summary))
+	}
+	return r.end(code, summary, err)
+}
+
+// end finishes the report and the metrics, writes both, prints the human
+// summary and returns the error carrying the exit code.
+func (r *run) end(code int, summary string, err error) error {
+	status := statusOf(code)
+	if r.report.Status == StatusInterrupted {
+		status = StatusInterrupted
+	}
+	if code == exitcode.OK && r.report.Workflow != nil && r.report.Workflow.Decision == DecideSkip {
+		status = StatusUpToDate
+	}
+	r.metrics.Finish(status)
+	r.report.finish(code, status, summary, r.metrics.Errors())
+	lg := r.log.Phase(PhaseReport)
+	if werr := r.report.writeJSON(r.cfg.ReportFile); werr != nil {
+		lg.Error("cannot write the report", "file", r.cfg.ReportFile, "error", werr.Error())
+	}
+	if werr := writeFileAtomic(r.cfg.MetricsFile, r.metrics.Render()); werr != nil {
+		lg.Error("cannot write the metrics", "file", r.cfg.MetricsFile, "error", werr.Error())
+	}
+	r.report.writeText(r.out)
+	fmt.Fprintf(r.out, "  report: %s  metrics: %s\n", r.cfg.ReportFile, r.cfg.MetricsFile)
+	lvl := lg.Info
+	if code != exitcode.OK {
+		lvl = lg.Error
+	}
+	lvl("finished", "status", status, "exit_code", code, "summary", summary, "seconds", r.report.DurationSeconds)
+	if code == exitcode.OK {
+		return nil
+	}
+	if err == nil {
+		err = errors.New(summary)
+	}
+	var inv *Invalid
+	if errors.As(err, &inv) {
+		// The list is in the summary above; main prints one line.
+		err = fmt.Errorf("invalid configuration: %d problem(s), listed above", len(inv.Problems))
+	}
+	return exitcode.With(code, err)
+}
+
+// Deadline slack: pods scheduling, image pulls and controller latency on
+// top of the steps' own worst case.
+const (
+	timeoutSlack      = 10 * time.Minute
+	stepDeadlineSlack = 2 * time.Minute // compile's deadlineSlack: one attempt's hard limit
+	validateTimeout   = 5 * time.Minute
+)
+
+// defaultTimeout is the action's deadline when none is given: the plan's
+// worst-case makespan, where an app weighs its one-attempt hard limit (sync
+// + health timeouts + the step's slack), along the critical path, plus the
+// GitOps handoff node, plus slack. Retries of transient failures are not
+// counted: a deploy that needs them may hit the deadline, and deploy again
+// follows the same run.
+func defaultTimeout(action Action, out *compile.Output) time.Duration {
+	if action == ActionValidate || action == ActionPreflight {
+		return validateTimeout
+	}
+	d := out.Deploy
+	if action == ActionTeardown {
+		d = out.Teardown
+	}
+	_, makespan, err := d.Graph.CriticalPath(func(id string) time.Duration {
+		n := d.Node(id)
+		if n == nil || n.Kind != dag.App || n.App.Timeouts == nil {
+			return 0
+		}
+		return n.App.Timeouts.Sync.Duration + n.App.Timeouts.Health.Duration + stepDeadlineSlack
+	})
+	if err != nil {
+		makespan = time.Hour
+	}
+	if out.Root != nil {
+		// the handoff node runs with the built-in timeouts
+		makespan += spec.DefaultTimeouts.Sync.Duration + spec.DefaultTimeouts.Health.Duration + stepDeadlineSlack
+	}
+	return makespan + timeoutSlack
+}
