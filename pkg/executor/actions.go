@@ -424,38 +424,46 @@ func (r *run) verifyTeardown(ctx context.Context, w *wfv1.Workflow, refs []compR
 		}
 	}
 	sort.Strings(left)
-	orphans, hardFailures := 0, 0
+	n := map[string]int{}
 	for _, c := range r.report.Components {
+		n[c.Status]++
+	}
+	switch teardownCode(w.Status.Phase, r.report.Components, len(left)) {
+	case exitcode.Failure:
+		r.report.recommend("fix what blocked the teardown (see failures), then run teardown again: apps already deleted are found gone")
+		return exitcode.Failure, fmt.Sprintf("%s ended %s; %d apps deleted, %s still present: %s",
+			w.Name, w.Status.Phase, n[CompDeleted], plural(len(left), "Application"), strings.Join(left, ", ")), nil
+	case exitcode.Partial:
+		for _, name := range left {
+			r.report.fail(name, PhaseVerify, "the Application still exists after the teardown")
+			r.metrics.Error(PhaseVerify)
+		}
+		r.report.recommend("delete the orphaned resources listed under failures (or move them out of the platform), then run teardown again")
+		return exitcode.Partial, fmt.Sprintf("%s: teardown left orphans (%d components with orphaned resources, %d Applications left)", w.Name, n[CompOrphans], len(left)), nil
+	}
+	return exitcode.OK, fmt.Sprintf("%s Succeeded: %d apps deleted, %d already absent; no Application of the scope is left", w.Name, n[CompDeleted], n[CompNothingToDo]), nil
+}
+
+// teardownCode classifies a finished teardown: 1 when a node failed for
+// another reason than orphaned resources (or the run failed with none), 2
+// when only orphans or Applications are left, 0 when clean.
+func teardownCode(phase wfv1.WorkflowPhase, comps []Component, left int) int {
+	orphans, failures := 0, 0
+	for _, c := range comps {
 		switch c.Status {
 		case CompOrphans:
 			orphans++
 		case string(wfv1.NodeFailed), string(wfv1.NodeError):
-			hardFailures++
-		}
-	}
-	deleted, nothing := 0, 0
-	for _, c := range r.report.Components {
-		switch c.Status {
-		case CompDeleted:
-			deleted++
-		case CompNothingToDo:
-			nothing++
+			failures++
 		}
 	}
 	switch {
-	case hardFailures > 0 || (w.Status.Phase != wfv1.WorkflowSucceeded && orphans == 0):
-		r.report.recommend("fix what blocked the teardown (see failures), then run teardown again: apps already deleted are found gone")
-		return exitcode.Failure, fmt.Sprintf("%s ended %s; %d apps deleted, %s still present: %s",
-			w.Name, w.Status.Phase, deleted, plural(len(left), "Application"), strings.Join(left, ", ")), nil
-	case orphans > 0 || len(left) > 0:
-		for _, n := range left {
-			r.report.fail(n, PhaseVerify, "the Application still exists after the teardown")
-			r.metrics.Error(PhaseVerify)
-		}
-		r.report.recommend("delete the orphaned resources listed under failures (or move them out of the platform), then run teardown again")
-		return exitcode.Partial, fmt.Sprintf("%s: teardown left orphans (%d components with orphaned resources, %d Applications left)", w.Name, orphans, len(left)), nil
+	case failures > 0 || (phase != wfv1.WorkflowSucceeded && orphans == 0):
+		return exitcode.Failure
+	case orphans > 0 || left > 0:
+		return exitcode.Partial
 	}
-	return exitcode.OK, fmt.Sprintf("%s Succeeded: %d apps deleted, %d already absent; no Application of the scope is left", w.Name, deleted, nothing), nil
+	return exitcode.OK
 }
 
 // readPlatformApps lists the Applications labelled with the platform.

@@ -87,13 +87,34 @@ func planRetry(ctx context.Context, w *wfv1.Workflow) (*retryPlan, error) {
 	}
 	before, after := taskNodes(w), taskNodes(nw)
 	var reset []string
-	for name, n := range before {
-		if a, ok := after[name]; !ok || a.Phase != n.Phase {
+	for name := range before {
+		if runsAgain(nw, after[name]) {
 			reset = append(reset, name)
 		}
 	}
 	sort.Strings(reset)
 	return &retryPlan{wf: nw, reset: reset, podsToDel: pods}, nil
+}
+
+// runsAgain says whether a task node of a retried run will run a pod
+// again: its node was removed, or it is not Succeeded and keeps no
+// succeeded attempt. Argo's retry also sets to Running the Retry nodes on
+// the path from a failed node to the root (its ancestors through joins);
+// the controller marks those Succeeded again from their succeeded attempt
+// without starting a pod (processNodeRetries), so they do not run again.
+func runsAgain(w *wfv1.Workflow, n *wfv1.NodeStatus) bool {
+	if n == nil {
+		return true
+	}
+	if n.Phase == wfv1.NodeSucceeded {
+		return false
+	}
+	for _, a := range attempts(w, n) {
+		if a != n && a.Phase == wfv1.NodeSucceeded {
+			return false
+		}
+	}
+	return true
 }
 
 // resume applies a retry plan as the Argo server's RetryWorkflow does:

@@ -1,0 +1,211 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+)
+
+func compiled(t *testing.T, c *Config) *compile.Output {
+	t.Helper()
+	out, err := compile.Compile(c.DAG, c.Scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// What deploy applies, in order: RBAC, the Argo CD partials (argocd-cm
+// once, with the account and every health customization), the credentials
+// found, the ClusterWorkflowTemplates, the three WorkflowTemplates.
+func TestObjectsToApply(t *testing.T) {
+	env := baseEnv(t)
+	os.WriteFile(filepath.Join(env["SECRETS_DIR"], SecretArgoCDToken), []byte(sentinel+"\n"), 0o600)
+	c, err := load(t, ActionDeploy, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := objectsToApply(c, compiled(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		got = append(got, o.String())
+	}
+	want := []string{
+		"ServiceAccount argo/deployctl",
+		"Role argo/deployctl-minimal",
+		"RoleBinding argo/deployctl-minimal",
+		"ConfigMap argocd/argocd-cm",
+		"ConfigMap argocd/argocd-rbac-cm",
+		"Secret argo/deployctl-argocd-token",
+		"ClusterWorkflowTemplate deployctl-sync-and-wait",
+		"ClusterWorkflowTemplate deployctl-validate",
+		"ClusterWorkflowTemplate deployctl-teardown",
+		"WorkflowTemplate argo/minimal-deploy",
+		"WorkflowTemplate argo/minimal-teardown",
+		"WorkflowTemplate argo/minimal-validate",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	cm := objs[3].u
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	if data["accounts.deployctl"] != "apiKey" || data["resource.customizations.health.argoproj.io_Application"] == "" ||
+		data["resource.customizations.health.ceph.rook.io_CephCluster"] == "" {
+		t.Errorf("argocd-cm must carry the account and the health customizations: keys %v", keys(data))
+	}
+	tok, _, _ := unstructured.NestedString(objs[5].u.Object, "data", "token")
+	if tok != "U0VOVElORUwtVE9LRU4tbXVzdC1uZXZlci1iZS1wcmludGVk" { // base64 of the sentinel, newline trimmed
+		t.Errorf("token secret data %q", tok)
+	}
+	for _, o := range objs[9:] {
+		if o.u.GetLabels()[compile.LabelSpecHash] == "" {
+			t.Errorf("%s lacks the spec-hash label", o)
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// fakeApplier answers server-side apply like the API server does for the
+// outcome the executor reads: a new object gets resourceVersion 1, an apply
+// that changes nothing keeps the object as it is, a change bumps it.
+type fakeApplier struct {
+	objs    map[string]*unstructured.Unstructured
+	applies int
+}
+
+func newFakeDynamic(t *testing.T) (*dynfake.FakeDynamicClient, *fakeApplier) {
+	t.Helper()
+	f := &fakeApplier{objs: map[string]*unstructured.Unstructured{}}
+	dyn := dynfake.NewSimpleDynamicClient(runtime.NewScheme())
+	key := func(a k8stesting.Action, name string) string {
+		return a.GetResource().Resource + "/" + a.GetNamespace() + "/" + name
+	}
+	dyn.PrependReactor("get", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		g := a.(k8stesting.GetAction)
+		if o, ok := f.objs[key(a, g.GetName())]; ok {
+			return true, o.DeepCopy(), nil
+		}
+		return true, nil, apierrors.NewNotFound(a.GetResource().GroupResource(), g.GetName())
+	})
+	dyn.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.PatchAction)
+		f.applies++
+		var u unstructured.Unstructured
+		if err := json.Unmarshal(p.GetPatch(), &u.Object); err != nil {
+			return true, nil, err
+		}
+		k := key(a, p.GetName())
+		old, ok := f.objs[k]
+		rv := 1
+		if ok {
+			rv, _ = strconv.Atoi(old.GetResourceVersion())
+			if sameObject(withRV(&u, old.GetResourceVersion()), old) {
+				return true, old.DeepCopy(), nil
+			}
+			rv++
+		}
+		stored := withRV(&u, fmt.Sprint(rv))
+		f.objs[k] = stored
+		return true, stored.DeepCopy(), nil
+	})
+	return dyn, f
+}
+
+func withRV(u *unstructured.Unstructured, rv string) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	c.SetResourceVersion(rv)
+	return c
+}
+
+// Applying twice changes nothing the second time (same resourceVersions);
+// a changed object is "configured".
+func TestApplyIsIdempotent(t *testing.T) {
+	c, err := load(t, ActionDeploy, baseEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := objectsToApply(c, compiled(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, f := newFakeDynamic(t)
+	ctx := context.Background()
+	first, err := applyAll(ctx, dyn, objs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countResults(first); n[Created] != len(objs) {
+		t.Errorf("first apply: %v", n)
+	}
+	rvs := map[string]string{}
+	for k, o := range f.objs {
+		rvs[k] = o.GetResourceVersion()
+	}
+	second, err := applyAll(ctx, dyn, objs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countResults(second); n[Unchanged] != len(objs) {
+		t.Errorf("second apply: %v", n)
+	}
+	for k, o := range f.objs {
+		if o.GetResourceVersion() != rvs[k] {
+			t.Errorf("%s changed: resourceVersion %s → %s", k, rvs[k], o.GetResourceVersion())
+		}
+	}
+	objs[len(objs)-1].u.SetAnnotations(map[string]string{"x": "y"})
+	third, err := applyAll(ctx, dyn, objs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := third[len(third)-1]; last.Result != Configured || countResults(third)[Unchanged] != len(objs)-1 {
+		t.Errorf("third apply: %v", third)
+	}
+	if f.applies != 3*len(objs) {
+		t.Errorf("%d applies", f.applies)
+	}
+}
+
+// A dry-run outcome compares the would-be object with the live one,
+// ignoring the field manager's bookkeeping.
+func TestSameObject(t *testing.T) {
+	a := &unstructured.Unstructured{Object: map[string]any{
+		"kind": "ConfigMap", "metadata": map[string]any{"name": "x", "resourceVersion": "7",
+			"managedFields": []any{map[string]any{"manager": "deployctl", "time": "2026-01-01T00:00:00Z"}}},
+		"data": map[string]any{"k": "v"},
+	}}
+	b := a.DeepCopy()
+	unstructured.SetNestedField(b.Object, "8", "metadata", "resourceVersion")
+	unstructured.SetNestedSlice(b.Object, []any{map[string]any{"manager": "deployctl", "time": "2026-02-01T00:00:00Z"}}, "metadata", "managedFields")
+	if !sameObject(a, b) {
+		t.Error("bookkeeping differences must not count")
+	}
+	unstructured.SetNestedField(b.Object, "w", "data", "k")
+	if sameObject(a, b) {
+		t.Error("a data change must count")
+	}
+}
