@@ -2,7 +2,7 @@ package generate
 
 import (
 	"bytes"
-	"fmt"
+	"errors"
 	"math/rand"
 	"slices"
 	"sort"
@@ -12,6 +12,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/deployctl/deployctl/internal/testplatform"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/render"
@@ -23,43 +24,13 @@ import (
 // dag: an app waits for its dependsOn apps and for every app of its stack's
 // dependsOn stacks, transitively.
 
-// randomPlatform makes an acyclic platform: apps and stacks are ordered,
-// and every edge points to something earlier.
 func randomPlatform(rng *rand.Rand, stacks, apps int) *spec.Platform {
-	p := &spec.Platform{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: "rnd"}}
-	p.Spec.ArgoCD = spec.ArgoCD{Namespace: "argocd", Server: "argocd-server.argocd.svc:443"}
-	p.Spec.Workflow = spec.Workflow{Namespace: "argo", ServiceAccount: "deployctl", Image: "example.com/deploystep:1"}
-	p.Spec.Defaults.Source = &spec.Source{RepoURL: "https://git.example.com/p.git", TargetRevision: "main"}
-	var earlier []string
-	for s := 0; s < stacks; s++ {
-		st := spec.Stack{Name: fmt.Sprintf("s%03d", s)}
-		for t := 0; t < s; t++ {
-			if rng.Intn(4) == 0 {
-				st.DependsOn = append(st.DependsOn, fmt.Sprintf("s%03d", t))
-			}
-		}
-		n := 1 + rng.Intn(2*apps/stacks)
-		for a := 0; a < n; a++ {
-			app := spec.App{Name: fmt.Sprintf("a%03d-%02d", s, a), Source: &spec.Source{Path: "x"}}
-			for _, e := range earlier {
-				if rng.Intn(len(earlier)+1) < 2 && !slices.Contains(app.DependsOn, e) {
-					app.DependsOn = append(app.DependsOn, e)
-				}
-			}
-			st.Apps = append(st.Apps, app)
-			earlier = append(earlier, app.Name)
-		}
-		p.Spec.Stacks = append(p.Spec.Stacks, st)
-	}
-	return p
+	return testplatform.Random(rng, stacks, apps)
 }
 
 func loadPlatform(t testing.TB, p *spec.Platform) *dag.DAG {
 	t.Helper()
-	data, err := yaml.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testplatform.YAML(p)
 	doc, err := spec.Load("random.yaml", data)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
@@ -337,5 +308,19 @@ func TestDeterministicAcrossRunsAndOrderings(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTooLargeIsRefused: a platform whose deploy template would exceed the
+// object size limit is refused with advice, not written broken.
+func TestTooLargeIsRefused(t *testing.T) {
+	d := loadPlatform(t, testplatform.Sized(1, 1500))
+	_, _, err := Tree(d, "platform")
+	var tl *render.TooLargeError
+	if !errors.As(err, &tl) {
+		t.Fatalf("want *render.TooLargeError, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "split the platform") || tl.Apps != 1500 {
+		t.Errorf("no advice or wrong count: %v", err)
 	}
 }

@@ -118,10 +118,22 @@ func rbacFile(o any) string {
 	return kind + ".yaml"
 }
 
+// TooLargeError is a generated object over MaxObjectBytes: the compiler
+// refuses rather than write something the cluster would reject.
+type TooLargeError struct {
+	File string
+	Size int
+	Apps int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s would be %.2f MiB, over the %.1f MiB a generated object may take (etcd stores at most 1.5 MiB per object, and Argo adds the run's status): "+
+		"the scope has %d apps; split the platform into several platform specs with their own workflows, or generate per stack with --scope stack:NAME",
+		e.File, float64(e.Size)/(1<<20), float64(MaxObjectBytes)/(1<<20), e.Apps)
+}
+
 func tooLarge(file string, size int, out *compile.Output) error {
-	return fmt.Errorf("%s would be %.2f MiB, over the %.1f MiB a generated object may take (etcd stores at most 1.5 MiB per object, and Argo adds the run's status): "+
-		"the platform has %d apps in this scope; split it into several platform specs with their own workflows, or generate per stack with --scope stack:NAME",
-		file, float64(size)/(1<<20), float64(MaxObjectBytes)/(1<<20), len(out.Deploy.Apps()))
+	return &TooLargeError{File: file, Size: size, Apps: len(out.Deploy.Apps())}
 }
 
 // scopeNote says what a scoped tree covers.

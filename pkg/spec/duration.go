@@ -3,6 +3,8 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
 	"time"
 )
 
@@ -17,7 +19,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return err
+		// A type error lets encoding/json go on with the other fields.
+		return &json.UnmarshalTypeError{Value: "string " + strconv.Quote(s), Type: reflect.TypeOf(d)}
 	}
 	d.Duration = v
 	return nil

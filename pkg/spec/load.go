@@ -17,6 +17,8 @@ type Document struct {
 	File     string
 	Platform *Platform
 	lines    map[string]int
+	// rejected are JSON pointers of values the schema refused.
+	rejected []string
 }
 
 // Line returns the line of a field path, or of its nearest recorded parent.
@@ -72,16 +74,27 @@ func Load(file string, data []byte) (*Document, error) {
 		return nil, err
 	}
 	d := &Document{File: file, lines: t.lines}
-	if err := d.checkSchema(value); err != nil {
-		return nil, err
+	schemaErr := d.checkSchema(value)
+	if schemaErr != nil {
+		for _, ptr := range d.rejected {
+			value = without(value, ptr)
+		}
 	}
 	raw, err := json.Marshal(value)
 	if err != nil {
 		return nil, err
 	}
+	var p Platform
+	if schemaErr != nil {
+		// Decode what can be decoded and run the semantic rules anyway, so
+		// one pass reports every problem; a field the schema already
+		// rejected is not reported twice.
+		_ = json.Unmarshal(raw, &p)
+		d.Platform = &p
+		return nil, merge(schemaErr, d.validate())
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	var p Platform
 	if err := dec.Decode(&p); err != nil {
 		// The schema mirrors the types, so this means they disagree: a bug.
 		return nil, Errors{{File: file, Msg: "internal: spec accepted by the schema but not by the types: " + err.Error()}}
@@ -92,6 +105,29 @@ func Load(file string, data []byte) (*Document, error) {
 	}
 	p.normalize()
 	return d, nil
+}
+
+// merge adds the semantic errors to the schema errors, except those on a
+// field (or below one) the schema already reported.
+func merge(schemaErr, semErr error) error {
+	se, ok := schemaErr.(Errors)
+	if !ok {
+		return schemaErr
+	}
+	out := append(Errors(nil), se...)
+	sem, _ := semErr.(Errors)
+	for _, e := range sem {
+		covered := false
+		for _, s := range se {
+			if e.Path == s.Path || strings.HasPrefix(e.Path, s.Path+".") || strings.HasPrefix(e.Path, s.Path+"[") {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, e)
+		}
+	}
+	return out.OrNil()
 }
 
 // parseOne parses exactly one YAML document.

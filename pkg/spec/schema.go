@@ -52,6 +52,9 @@ func (d *Document) checkSchema(value any) error {
 	var out Errors
 	seen := map[string]bool{}
 	for _, leaf := range leaves(ve) {
+		if kw := leaf.AbsoluteKeywordLocation; !strings.HasSuffix(kw, "/required") && !strings.HasSuffix(kw, "/additionalProperties") {
+			d.rejected = append(d.rejected, leaf.InstanceLocation)
+		}
 		for _, fe := range d.schemaErrors(leaf) {
 			if k := fe.Path + "\x00" + fe.Msg; !seen[k] {
 				seen[k] = true
@@ -86,6 +89,7 @@ func (d *Document) schemaErrors(ve *jsonschema.ValidationError) []FieldError {
 		var out []FieldError
 		for _, m := range quoted.FindAllStringSubmatch(ve.Message, -1) {
 			f := joinPath(path, m[1])
+			d.rejected = append(d.rejected, ve.InstanceLocation+"/"+m[1])
 			out = append(out, d.At(f, "unknown field %q%s", m[1], suggestField(m[1])))
 		}
 		return out

@@ -17,11 +17,24 @@ type tree struct {
 	lines map[string]int
 	errs  Errors
 	file  string
+	// expanding guards against recursive aliases; nodes bounds the work an
+	// alias bomb ("billion laughs") can cause.
+	expanding map[*yaml.Node]bool
+	nodes     int
 }
+
+// maxNodes bounds the values one spec may expand to (aliases included).
+const maxNodes = 1_000_000
 
 func (t *tree) value(n *yaml.Node, path string) any {
 	if _, seen := t.lines[path]; !seen {
 		t.lines[path] = n.Line
+	}
+	if t.nodes++; t.nodes == maxNodes {
+		t.errs = append(t.errs, FieldError{t.file, n.Line, path, "document expands to too many values (alias bomb?)"})
+	}
+	if t.nodes >= maxNodes {
+		return nil
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -30,6 +43,15 @@ func (t *tree) value(n *yaml.Node, path string) any {
 		}
 		return t.value(n.Content[0], path)
 	case yaml.AliasNode:
+		if t.expanding == nil {
+			t.expanding = map[*yaml.Node]bool{}
+		}
+		if t.expanding[n.Alias] {
+			t.errs = append(t.errs, FieldError{t.file, n.Line, path, "recursive YAML alias"})
+			return nil
+		}
+		t.expanding[n.Alias] = true
+		defer delete(t.expanding, n.Alias)
 		return t.value(n.Alias, path)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
@@ -115,4 +137,40 @@ func pointerToPath(ptr string) string {
 		b.WriteString(tok)
 	}
 	return b.String()
+}
+
+// without removes the value at a JSON pointer (array elements become null,
+// so later indexes keep their meaning). Used to drop what the schema
+// rejected before a best-effort decode.
+func without(v any, ptr string) any {
+	if ptr == "" {
+		return nil
+	}
+	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	cur := v
+	for i, tok := range toks {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		last := i == len(toks)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				delete(c, tok)
+				return v
+			}
+			cur = c[tok]
+		case []any:
+			k, err := strconv.Atoi(tok)
+			if err != nil || k < 0 || k >= len(c) {
+				return v
+			}
+			if last {
+				c[k] = nil
+				return v
+			}
+			cur = c[k]
+		default:
+			return v
+		}
+	}
+	return v
 }
