@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -61,13 +62,14 @@ type parsed struct {
 	cwts  cwtGetter
 	wts   wtGetter
 	wfs   map[string]*wfv1.Workflow
+	crons map[string]*wfv1.CronWorkflow
 	apps  map[string]*appv1.Application
 	kinds map[string]string // file → kind
 }
 
 func parse(t *testing.T, tree render.Tree) parsed {
 	t.Helper()
-	p := parsed{cwtGetter{}, wtGetter{}, map[string]*wfv1.Workflow{}, map[string]*appv1.Application{}, map[string]string{}}
+	p := parsed{cwtGetter{}, wtGetter{}, map[string]*wfv1.Workflow{}, map[string]*wfv1.CronWorkflow{}, map[string]*appv1.Application{}, map[string]string{}}
 	for _, path := range tree.Paths() {
 		if !strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, "kustomization.yaml") {
 			continue
@@ -97,6 +99,10 @@ func parse(t *testing.T, tree render.Tree) parsed {
 			var wf wfv1.Workflow
 			strict(&wf)
 			p.wfs[path] = &wf
+		case "CronWorkflow":
+			var c wfv1.CronWorkflow
+			strict(&c)
+			p.crons[path] = &c
 		case "Application":
 			var a appv1.Application
 			strict(&a)
@@ -112,8 +118,12 @@ func parse(t *testing.T, tree render.Tree) parsed {
 // ClusterWorkflowTemplates.
 func TestArgoValidatorAcceptsEverything(t *testing.T) {
 	for _, file := range examples(t) {
-		for _, scope := range []string{"platform"} {
-			t.Run(filepath.Base(file)+"/"+scope, func(t *testing.T) {
+		scopes := map[string][]string{
+			"minimal.yaml":            {"stack:apps", "app:web"},
+			"reference-platform.yaml": {"stack:security", "app:keycloak"},
+		}[filepath.Base(file)]
+		for _, scope := range append([]string{"platform"}, scopes...) {
+			t.Run(filepath.Base(file)+"/"+strings.ReplaceAll(scope, ":", "="), func(t *testing.T) {
 				p := parse(t, generateFile(t, file, scope))
 				if len(p.cwts) != 3 || len(p.wts) != 3 || len(p.wfs) != 3 {
 					t.Fatalf("want 3 CWTs, 3 WorkflowTemplates, 3 Workflows; got %d, %d, %d", len(p.cwts), len(p.wts), len(p.wfs))
@@ -132,6 +142,16 @@ func TestArgoValidatorAcceptsEverything(t *testing.T) {
 				for path, wf := range p.wfs {
 					if err := validate.ValidateWorkflow(p.wts, p.cwts, wf, lint); err != nil {
 						t.Errorf("Workflow %s: %v", path, err)
+					}
+				}
+				// The steady-state validate CronWorkflow (events/) against the
+				// real generated validate WorkflowTemplate.
+				if len(p.crons) == 0 {
+					t.Error("no CronWorkflow generated")
+				}
+				for path, c := range p.crons {
+					if err := validate.ValidateCronWorkflow(context.Background(), p.wts, p.cwts, c); err != nil {
+						t.Errorf("CronWorkflow %s: %v", path, err)
 					}
 				}
 			})

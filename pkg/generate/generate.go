@@ -4,9 +4,15 @@
 package generate
 
 import (
+	"fmt"
+
+	"github.com/deployctl/deployctl/pkg/bootstrap"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/events"
+	"github.com/deployctl/deployctl/pkg/health"
 	"github.com/deployctl/deployctl/pkg/render"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // Tree compiles a platform for a scope and lays out every generated file.
@@ -26,7 +32,20 @@ func Tree(d *dag.DAG, scope string) (render.Tree, *compile.Output, error) {
 	return t, out, nil
 }
 
-// extras are the folders other generators own.
+// extras are the folders other generators own: Argo CD health
+// customizations, Argo Events wiring, the Ansible bootstrap.
 func extras(d *dag.DAG) (map[string]map[string][]byte, error) {
-	return map[string]map[string][]byte{}, nil
+	out := map[string]map[string][]byte{}
+	for dir, gen := range map[string]func(*spec.Platform) (map[string][]byte, error){
+		"argocd":    health.Files,
+		"events":    events.Generate,
+		"bootstrap": bootstrap.Generate,
+	} {
+		files, err := gen(d.Platform)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		out[dir] = files
+	}
+	return out, nil
 }
