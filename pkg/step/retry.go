@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/deployctl/deployctl/pkg/step/argocd"
@@ -120,9 +121,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // newLogger writes progress lines to w (stderr): stdout carries only the
-// one-line summary.
+// one-line summary. The watch goroutine logs too, hence the lock.
 func newLogger(w io.Writer) func(string, ...any) {
+	var mu sync.Mutex
 	return func(format string, args ...any) {
-		fmt.Fprintf(w, "%s deploystep: %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+		line := fmt.Sprintf("%s deploystep: %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(w, line)
 	}
 }
