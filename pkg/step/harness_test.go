@@ -25,7 +25,6 @@ func testTiming() timing {
 		checkInterval:  50 * time.Millisecond,
 		refreshRetry:   50 * time.Millisecond,
 		validateBudget: 2 * time.Second,
-		setupBudget:    2 * time.Second,
 	}
 }
 

@@ -23,7 +23,6 @@ type timing struct {
 	checkInterval  time.Duration // between attempts of an extra check
 	refreshRetry   time.Duration // before asking again for a refresh that came back too old
 	validateBudget time.Duration // validate has no timeout flag: its retry budget
-	setupBudget    time.Duration // teardown's reads before deleting (bounded by --timeout too)
 }
 
 func defaultTiming() timing {
@@ -37,7 +36,6 @@ func defaultTiming() timing {
 		checkInterval:  time.Second,
 		refreshRetry:   time.Second,
 		validateBudget: 2 * time.Minute,
-		setupBudget:    2 * time.Minute,
 	}
 }
 
