@@ -2,24 +2,48 @@
 package plan
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/plan"
 )
 
 // NewCommand returns `deployctl plan FILE`.
 func NewCommand() *cobra.Command {
-	var scope, output, action string
+	var scope, output, action, wavesFile, durationsFile string
+	var compareWaves bool
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Show layers, order, parallelism, critical path and teardown order of a platform",
-		Args:  cobra.ExactArgs(1),
+		Long: `plan explains the DAG before anything runs: layers, order, parallelism, the
+critical path with the health timeouts as worst case, and the teardown order.
+
+--compare-waves compares the deploy time under Argo CD sync-wave ordering
+(every wave waits for the slowest app of the wave before it; apps of an
+app-of-apps in waves inside their parent) with the DAG's critical path, using
+the same durations: the spec's health timeouts, or the measured durations of
+a previous deploy (--durations, the executor's report). The waves come from
+the apps' annotations (deployctl.dev/sync-wave and deployctl.dev/sync-wave-path,
+written by 'deployctl import', or argocd.argoproj.io/sync-wave), or from
+--waves FILE, a YAML map of app to wave.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			act, err := dag.ParseAction(action)
 			if err != nil {
 				return exitcode.With(exitcode.Invalid, err)
+			}
+			if !compareWaves && (wavesFile != "" || durationsFile != "") {
+				return exitcode.With(exitcode.Invalid, errors.New("--waves and --durations go with --compare-waves"))
 			}
 			d, err := dag.Load(args[0])
 			if err != nil {
@@ -27,6 +51,27 @@ func NewCommand() *cobra.Command {
 			}
 			if d, err = d.Scope(scope, act); err != nil {
 				return exitcode.With(exitcode.Invalid, err)
+			}
+			if compareWaves {
+				var o plan.WaveOptions
+				if wavesFile != "" {
+					if o.Waves, err = readWaves(wavesFile); err != nil {
+						return exitcode.With(exitcode.Invalid, err)
+					}
+					o.WaveSource = wavesFile
+					warnUnknown(cmd, d, wavesFile, o.Waves)
+				}
+				if durationsFile != "" {
+					if o.Durations, err = readDurations(durationsFile); err != nil {
+						return exitcode.With(exitcode.Invalid, err)
+					}
+					o.DurationSource = "measured in " + durationsFile
+				}
+				c, err := plan.CompareWaves(d, scope, o)
+				if err != nil {
+					return exitcode.With(exitcode.Invalid, err)
+				}
+				return exitcode.With(exitcode.Invalid, c.Write(cmd.OutOrStdout(), output))
 			}
 			p, err := plan.Make(d, scope, act)
 			if err != nil {
@@ -36,7 +81,67 @@ func NewCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", "platform", "platform, stack:NAME or app:NAME")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, json, mermaid or dot")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, json, mermaid or dot (--compare-waves: text or json)")
 	cmd.Flags().StringVar(&action, "action", "deploy", "deploy or teardown (teardown scopes pull in dependents)")
+	cmd.Flags().BoolVar(&compareWaves, "compare-waves", false, "compare the deploy time under sync waves with the DAG's")
+	cmd.Flags().StringVar(&wavesFile, "waves", "", "YAML map app: wave, instead of the apps' wave annotations")
+	cmd.Flags().StringVar(&durationsFile, "durations", "", "a deploy's executor report (JSON): use its measured app durations")
 	return cmd
+}
+
+// readWaves reads a YAML (or JSON) map of app name to wave.
+func readWaves(path string) (map[string]int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	// YAML 1.2 (yaml.v3): an app named y or no stays a string.
+	waves := map[string]int{}
+	if err := yaml.Unmarshal(data, &waves); err != nil {
+		return nil, fmt.Errorf("%s: want a map of app name to integer wave: %w", path, err)
+	}
+	return waves, nil
+}
+
+func warnUnknown(cmd *cobra.Command, d *dag.DAG, file string, waves map[string]int) {
+	var unknown []string
+	for app := range waves {
+		if n := d.Node(app); n == nil || n.Kind != dag.App {
+			unknown = append(unknown, app)
+		}
+	}
+	sort.Strings(unknown)
+	for _, u := range unknown {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %q is not an app of this platform (or scope)\n", file, u)
+	}
+}
+
+// readDurations reads the app durations of a deploy's executor report: the
+// run time of every app node that succeeded (or was kept from the run it
+// resumed).
+func readDurations(path string) (map[string]time.Duration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r executor.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: not an executor report: %w", path, err)
+	}
+	if r.Kind != executor.ReportKind {
+		return nil, fmt.Errorf("%s: kind %q, want %q (the report of deployctl deploy)", path, r.Kind, executor.ReportKind)
+	}
+	if r.Action != executor.ActionDeploy {
+		return nil, fmt.Errorf("%s: the report of a %s; durations come from a deploy", path, r.Action)
+	}
+	out := map[string]time.Duration{}
+	for _, c := range r.Components {
+		if (c.Status == "Succeeded" || c.Status == executor.CompKept) && c.DurationSeconds > 0 {
+			out[c.Name] = time.Duration(c.DurationSeconds * float64(time.Second))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no app of this report succeeded: no duration to use", path)
+	}
+	return out, nil
 }

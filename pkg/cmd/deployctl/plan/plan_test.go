@@ -1,0 +1,100 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/plan"
+)
+
+const spec = `apiVersion: deployctl.dev/v1alpha1
+kind: Platform
+metadata: {name: cw}
+spec:
+  argocd: {namespace: argocd, server: argocd-server.argocd.svc:443}
+  workflow: {namespace: argo, serviceAccount: deployctl, image: example.com/step:1}
+  defaults:
+    source: {repoURL: https://git.example.com/p.git, targetRevision: main, path: x}
+  stacks:
+  - name: s
+    apps:
+    - name: x
+      timeouts: {health: 10m}
+    - name: y
+      dependsOn: [x]
+    - name: z
+`
+
+// A deploy report: x took 60 s, y 30 s, z 300 s; w is not in the spec.
+const report = `{"kind": "deployctl.dev/v1alpha1/ExecutorReport", "action": "deploy", "status": "Succeeded",
+ "components": [
+  {"name": "x", "status": "Succeeded", "durationSeconds": 60},
+  {"name": "y", "status": "Kept", "durationSeconds": 30},
+  {"name": "z", "status": "Succeeded", "durationSeconds": 300},
+  {"name": "w", "status": "Failed", "durationSeconds": 9}]}`
+
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := NewCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func files(t *testing.T) (specFile, wavesFile, reportFile string) {
+	dir := t.TempDir()
+	specFile, wavesFile, reportFile = filepath.Join(dir, "p.yaml"), filepath.Join(dir, "w.yaml"), filepath.Join(dir, "r.json")
+	for f, data := range map[string]string{specFile: spec, wavesFile: "x: 0\nz: 0\ny: 1\nghost: 3\n", reportFile: report} {
+		if err := os.WriteFile(f, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return
+}
+
+func TestCompareWavesWithReport(t *testing.T) {
+	specFile, wavesFile, reportFile := files(t)
+	out, stderr, err := run(t, specFile, "--compare-waves", "--waves", wavesFile, "--durations", reportFile, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c plan.WaveComparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err, out)
+	}
+	// Waves: wave 0 max(x 60, z 300) = 300, wave 1 y 30: 330 s.
+	// DAG: x → y 90 s, z 300 s: 300 s. Ratio 1.1.
+	if c.WaveMakespan != 330 || c.DAGMakespan != 300 || c.Ratio != 1.1 || c.MeasuredApps != 3 {
+		t.Errorf("%+v", c)
+	}
+	if !strings.Contains(stderr, `"ghost" is not an app`) {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+func TestCompareWavesErrors(t *testing.T) {
+	specFile, wavesFile, reportFile := files(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{specFile, "--compare-waves"}, "no app has a sync wave"},
+		{[]string{specFile, "--waves", wavesFile}, "go with --compare-waves"},
+		{[]string{specFile, "--compare-waves", "--waves", reportFile}, "want a map of app name to integer wave"},
+		{[]string{specFile, "--compare-waves", "--waves", wavesFile, "--durations", wavesFile}, "not an executor report"},
+		{[]string{specFile, "--compare-waves", "--waves", wavesFile, "-o", "dot"}, "text or json"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || exitcode.Of(err) != exitcode.Invalid {
+			t.Errorf("%v: err %v, want %q (exit 3)", tc.args[1:], err, tc.want)
+		}
+	}
+}
