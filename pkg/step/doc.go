@@ -11,7 +11,7 @@
 //	syncwait.go   sync-and-wait: create, earlier operation, sync, wait for our operation
 //	health.go     judging health observed after our sync (the stale-Healthy trap)
 //	checks.go     extra resource and HTTP checks
-//	validate.go   read-only health of many apps and their aggregate
+//	validate.go   read-only health of many apps and their aggregate (package aggregate)
 //	teardown.go   cascading delete, PVC policy, orphans
 //	result.go     the JSON result file
 package step

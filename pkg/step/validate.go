@@ -5,18 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/step/aggregate"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
-
-// Aggregate health (RFC 5.5), worst first.
-const (
-	aggFailed      = "Failed"
-	aggDegraded    = "Degraded"
-	aggProgressing = "Progressing"
-	aggHealthy     = "Healthy"
-)
-
-var aggRank = map[string]int{aggHealthy: 0, aggProgressing: 1, aggDegraded: 2, aggFailed: 3}
 
 // validateResult is the result file of validate.
 type validateResult struct {
@@ -43,7 +34,7 @@ func (r *validateResult) summary() string {
 		counts[a.Verdict]++
 	}
 	var parts []string
-	for _, v := range []string{aggHealthy, aggProgressing, aggDegraded, aggFailed} {
+	for _, v := range []string{aggregate.Healthy, aggregate.Progressing, aggregate.Degraded, aggregate.Failed} {
 		if counts[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
 		}
@@ -55,26 +46,13 @@ func (r *validateResult) summary() string {
 	return s
 }
 
-// verdict maps one app's health to its aggregate class. Unknown and
-// Suspended are not Healthy and not on their way there: Degraded. An app
-// never assessed yet (no health) is on its way: Progressing.
-func verdict(h argocd.HealthCode) string {
-	switch h {
-	case argocd.HealthHealthy:
-		return aggHealthy
-	case argocd.HealthProgressing, "":
-		return aggProgressing
-	}
-	return aggDegraded
-}
-
-// validate reads every app once (read-only) and aggregates: exit 0 all
+// validate reads every app once (read-only) and aggregates (RFC 5.5): exit 0 all
 // Healthy, 2 Degraded or Progressing, 1 Failed (an app absent or not
 // readable), 75 when the failures were all the API being unreachable.
 func (r *runner) validate(ctx context.Context, o validateOpts, res *validateResult) error {
 	ctx, cancel := context.WithTimeout(ctx, r.t.validateBudget)
 	defer cancel()
-	res.Aggregate = aggHealthy
+	res.Aggregate = aggregate.Healthy
 	transient, permanent := 0, 0
 	for _, name := range o.apps.values {
 		e := appHealth{App: name}
@@ -85,7 +63,7 @@ func (r *runner) validate(ctx context.Context, o validateOpts, res *validateResu
 		})
 		switch {
 		case err != nil:
-			e.Verdict, e.Error = aggFailed, err.Error()
+			e.Verdict, e.Error = aggregate.Failed, err.Error()
 			if argocd.IsNotFound(err) {
 				e.Error = "the application does not exist"
 			}
@@ -96,7 +74,7 @@ func (r *runner) validate(ctx context.Context, o validateOpts, res *validateResu
 			}
 		default:
 			h := app.Status.Health
-			e.Verdict, e.Health, e.HealthMessage = verdict(h.Status), string(h.Status), h.Message
+			e.Verdict, e.Health, e.HealthMessage = aggregate.Verdict(string(h.Status)), string(h.Status), h.Message
 			e.SyncStatus, e.SyncRevision = string(app.Status.Sync.Status), app.Status.Sync.Revision
 			if st := app.Status.OperationState; st != nil {
 				e.OperationPhase = string(st.Phase)
@@ -104,20 +82,18 @@ func (r *runner) validate(ctx context.Context, o validateOpts, res *validateResu
 		}
 		r.log("%s: %s (health %s, sync %s)%s", name, e.Verdict, orDash(e.Health), orDash(e.SyncStatus), prefixed(e.Error))
 		res.Apps = append(res.Apps, e)
-		if aggRank[e.Verdict] > aggRank[res.Aggregate] {
-			res.Aggregate = e.Verdict
-		}
+		res.Aggregate = aggregate.Worst(res.Aggregate, e.Verdict)
 	}
 	switch res.Aggregate {
-	case aggHealthy:
+	case aggregate.Healthy:
 		return nil
-	case aggProgressing, aggDegraded:
+	case aggregate.Progressing, aggregate.Degraded:
 		return fail(ExitPartial, "%s: %s", res.Aggregate, listApps(res.Apps, res.Aggregate))
 	}
 	if permanent == 0 {
-		return fail(ExitTransient, "could not read %d application(s) from the Argo CD API: %s", transient, listApps(res.Apps, aggFailed))
+		return fail(ExitTransient, "could not read %d application(s) from the Argo CD API: %s", transient, listApps(res.Apps, aggregate.Failed))
 	}
-	return fail(ExitFailed, "Failed: %s", listApps(res.Apps, aggFailed))
+	return fail(ExitFailed, "Failed: %s", listApps(res.Apps, aggregate.Failed))
 }
 
 func listApps(apps []appHealth, v string) string {
