@@ -80,7 +80,8 @@ type invocation struct {
 var errHelp = errors.New("help requested")
 
 // parseArgs parses global flags, the command and its flags. Connection flags
-// are accepted before and after the command.
+// are accepted before and after the command. The invocation is returned even
+// with an error, so that the result file can still be written.
 func parseArgs(args []string, env func(string) (string, bool)) (*invocation, error) {
 	inv := &invocation{}
 	g := newBinder("deploystep", env)

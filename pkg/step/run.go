@@ -39,41 +39,27 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 		fmt.Fprint(stdout, usageText)
 		return ExitOK
 	}
-	var res result
-	var calls func() int64
-	if inv != nil {
-		res = newResult(inv)
-	}
+	res := newResult(inv)
+	var calls int64
 	if err == nil {
 		var r *runner
-		r, err = newRunner(inv, t, log)
-		if err == nil {
-			calls = r.c.Calls
+		if r, err = newRunner(inv, t, log); err == nil {
 			err = r.dispatch(ctx, inv, res)
+			calls = r.c.Calls()
 		}
 	}
 	code := exitCode(err)
 	if code == ExitUsage {
 		fmt.Fprintf(stderr, "deploystep: %v\n\n%s", err, usageText)
 	}
-	if res == nil {
-		fmt.Fprintf(stdout, "deploystep: %v\n", err)
-		return code
-	}
-	var n int64
-	if calls != nil {
-		n = calls()
-	}
-	res.finish(code, err, n)
-	if inv.global.resultFile != "" {
-		if werr := writeResult(inv.global.resultFile, res); werr != nil {
-			log("%v", werr)
-			if code == ExitOK {
-				// The workflow reads this file; succeeding without it
-				// would hide the outcome.
-				code = ExitFailed
-				res.finish(code, werr, n)
-			}
+	res.finish(code, err, calls)
+	if werr := writeResult(inv.global.resultFile, res); werr != nil {
+		log("%v", werr)
+		if code == ExitOK {
+			// The workflow reads this file; succeeding without it would
+			// hide the outcome.
+			code = ExitFailed
+			res.finish(code, werr, calls)
 		}
 	}
 	fmt.Fprintln(stdout, res.summary())

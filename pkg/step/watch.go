@@ -15,10 +15,11 @@ import (
 // milliseconds, and a quiet app costs no requests) and keeps it alive:
 //
 //   - the stream drops (connection refused or reset, proxy timeout, server
-//     restart): reconnect with backoff, and GET once to learn what happened
-//     meanwhile, deletion included;
-//   - the stream stays open but goes quiet for stallCheck: GET once; if the
-//     app changed without the stream saying so, the stream is stalled:
+//     restart): reconnect with backoff. Argo CD sends the current state
+//     first on every connection, so nothing that happened meanwhile is lost;
+//   - the stream stays open but goes quiet for stallCheck (or sends nothing
+//     at all for a poll period after connecting): GET once; if the app
+//     changed without the stream saying so, the stream is stalled:
 //     reconnect. A stall therefore costs at most stallCheck of latency;
 //   - the endpoint does not exist (404/405/501, e.g. a proxy that does not
 //     forward it): poll with GET every pollInterval for the rest of the run.
@@ -187,7 +188,6 @@ func (s *appSource) fault(err error) bool {
 
 func (s *appSource) run(ctx context.Context) {
 	backoff := s.r.t.backoffInitial
-	connected := false
 	for ctx.Err() == nil {
 		if s.polling {
 			s.poll(ctx)
@@ -214,11 +214,6 @@ func (s *appSource) run(ctx context.Context) {
 			continue
 		}
 		s.ok()
-		if connected && !s.getOnce(ctx) {
-			st.Close()
-			return
-		}
-		connected = true
 		opened := time.Now()
 		err = s.consume(ctx, st)
 		st.Close()
@@ -261,7 +256,10 @@ func (s *appSource) consume(ctx context.Context, st *argocd.Stream) error {
 			}
 		}
 	}()
-	quiet := time.NewTimer(s.r.t.stallCheck)
+	// Argo CD sends an existing app at once; silence right after connecting
+	// means the app is absent (or the stream is dead): ask after a poll
+	// period rather than a whole stallCheck.
+	quiet := time.NewTimer(min(s.r.t.pollInterval, s.r.t.stallCheck))
 	defer quiet.Stop()
 	lastRV := ""
 	for {
