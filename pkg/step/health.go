@@ -26,7 +26,8 @@ import (
 // it, and the controller removes the annotation only in a reconciliation that
 // read it — one that started after the request, hence after the operation
 // finished. Health is judged from that answer and from later updates;
-// nothing seen before it counts. The same holds in Argo CD 2.14 and 3.x and needs no clock. As a
+// nothing seen before it counts, and no clock is compared. (Checked against
+// the v2.14 sources: server Get and controller persistAppStatus.) As a
 // sanity check the answer's reconciledAt must not precede the operation's
 // finishedAt (same controller clock); if it does, the refresh is repeated.
 
