@@ -8,33 +8,21 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deployctl/deployctl/pkg/step/aggregate"
 )
 
-// Aggregate health (RFC 5.5), worst first wins: all Healthy → Healthy; any
-// Progressing → Progressing; any Degraded or Missing → Degraded; any
-// failed (the Application absent or unreadable) → Failed.
+// Aggregate health (RFC 5.5), from the package the validate step uses, so
+// the executor and the validate workflow always agree: all Healthy →
+// Healthy; any Progressing → Progressing; any Degraded or Missing →
+// Degraded; any failed (the Application absent or unreadable) → Failed.
+// Unknown and Suspended count as Degraded, not yet assessed as Progressing.
 const (
-	AggHealthy     = "Healthy"
-	AggProgressing = "Progressing"
-	AggDegraded    = "Degraded"
-	AggFailed      = "Failed"
+	AggHealthy     = aggregate.Healthy
+	AggProgressing = aggregate.Progressing
+	AggDegraded    = aggregate.Degraded
+	AggFailed      = aggregate.Failed
 )
-
-var aggRank = map[string]int{AggHealthy: 0, AggProgressing: 1, AggDegraded: 2, AggFailed: 3}
-
-// verdict is one app's contribution to the aggregate; the same mapping as
-// the validate step (pkg/step/validate.go), so the executor and the
-// validate workflow agree: Healthy; Progressing or not yet assessed;
-// anything else (Degraded, Missing, Unknown, Suspended) Degraded.
-func verdict(health string) string {
-	switch health {
-	case "Healthy":
-		return AggHealthy
-	case "Progressing", "":
-		return AggProgressing
-	}
-	return AggDegraded
-}
 
 // appState is one Argo CD Application as Argo CD reports it.
 type appState struct {
@@ -68,9 +56,7 @@ func (r *run) readApps(ctx context.Context, names []string) (map[string]*appStat
 	for _, n := range names {
 		s := appStateOf(n, byName[n])
 		states[n] = s
-		if aggRank[s.Verdict] > aggRank[agg] {
-			agg = s.Verdict
-		}
+		agg = aggregate.Worst(agg, s.Verdict)
 	}
 	return states, agg, nil
 }
@@ -90,7 +76,7 @@ func appStateOf(name string, u *unstructured.Unstructured) *appState {
 	s.Health, s.HealthMessage = str("status", "health", "status"), str("status", "health", "message")
 	s.Sync, s.Revision = str("status", "sync", "status"), str("status", "sync", "revision")
 	s.OperationPhase = str("status", "operationState", "phase")
-	s.Verdict = verdict(s.Health)
+	s.Verdict = aggregate.Verdict(s.Health)
 	if h, ok, _ := unstructured.NestedSlice(u.Object, "status", "history"); ok {
 		s.HistoryLen = len(h)
 	}
