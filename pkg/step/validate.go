@@ -29,6 +29,9 @@ type appHealth struct {
 }
 
 func (r *validateResult) summary() string {
+	if len(r.Apps) == 0 {
+		return r.header.summary() // nothing was read: invalid arguments
+	}
 	counts := map[string]int{}
 	for _, a := range r.Apps {
 		counts[a.Verdict]++

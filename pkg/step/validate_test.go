@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -120,5 +121,18 @@ func TestValidateAppsFromEnv(t *testing.T) {
 	}
 	if got := strings.Join(inv.validate.apps.values, ","); got != "a,b,c" {
 		t.Fatalf("apps %q", got)
+	}
+}
+
+// An invalid invocation still writes a result and one plain line.
+func TestValidateInvalidInvocation(t *testing.T) {
+	resultFile := t.TempDir() + "/r.json"
+	var stdout, stderr strings.Builder
+	code := run(t.Context(), []string{"validate", "--app", "a"}, mapEnv(map[string]string{"RESULT_FILE": resultFile}), &stdout, &stderr, testTiming())
+	if code != ExitUsage || stdout.String() != "validate: InvalidArguments (exit 3): --server (ARGOCD_SERVER) is required\n" {
+		t.Fatalf("exit %d, stdout %q", code, stdout.String())
+	}
+	if _, err := os.Stat(resultFile); err != nil {
+		t.Fatal(err)
 	}
 }
