@@ -1,0 +1,170 @@
+// Package importcmd implements `deployctl import`: a spec from existing Argo
+// CD Applications (the package is not named import, a Go keyword).
+package importcmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/importer"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// NewCommand returns `deployctl import PATH...`.
+func NewCommand() *cobra.Command {
+	var o importer.Options
+	var stackFrom, output string
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "import PATH...",
+		Short: "Write a platform spec from existing Argo CD Applications (an app-of-apps with sync waves)",
+		Long: `import reads Argo CD Application manifests — files or folders of YAML or
+JSON, single objects, multi-document YAML as an app-of-apps chart renders it,
+or a List as 'kubectl get applications -A -o yaml' prints it (status ignored)
+— and writes a platform spec:
+
+  - stacks from --stack-from: label=KEY or annotation=KEY (its value), parent
+    (the parent Application: owner reference or Argo CD's tracking label), or
+    folder (the first folder below a folder argument);
+  - apps with their source or sources, destination, project, sync options,
+    sync policy, ignoreDifferences, labels and annotations; app-of-apps
+    parents are left out (deployctl creates their children itself);
+  - dependencies inferred from argocd.argoproj.io/sync-wave, conservatively:
+    inside a stack every app waits for the apps of the nearest lower wave
+    (no wave is wave 0); stacks made of one parent Application's children
+    wait for the sibling stacks of the nearest lower wave. Each inferred
+    entry carries the comment "# inferred from sync-wave A → B": delete those
+    that are not real dependencies ('deployctl lint' names redundant ones).
+    The waves stay in the annotations deployctl.dev/sync-wave(-path), for
+    'deployctl plan --compare-waves'.
+
+The spec is checked with the loader and compiled before anything is written;
+every generated Application is compared with its original, and what the spec
+cannot express is reported field by field (also as a comment above the app).
+--strict refuses to write when there is any such difference. Notes about what
+the import changed on purpose go to stderr and into the file's header.
+
+Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.StackFrom, err = importer.ParseStackFrom(stackFrom); err != nil {
+				return exitcode.With(exitcode.Invalid, err)
+			}
+			if o.Name == "" {
+				o.Name = "platform"
+				if output != "" && output != "-" {
+					o.Name = strings.TrimSuffix(filepath.Base(output), filepath.Ext(output))
+				}
+			}
+			if !validName(o.Name) {
+				return exitcode.With(exitcode.Invalid, fmt.Errorf("platform name %q: want a DNS-1123 label (--name)", o.Name))
+			}
+			o.File = output
+			if output == "" || output == "-" {
+				o.File = "(stdout)"
+			}
+			in, err := importer.Read(args)
+			if err != nil {
+				return exitcode.With(exitcode.Invalid, err)
+			}
+			r, err := importer.Import(in, o)
+			if err != nil {
+				return exitcode.With(exitcode.Invalid, err)
+			}
+			// The importer loaded and compiled it already; load once more,
+			// exactly these bytes, right before writing them.
+			if _, err := spec.Load(o.File, r.YAML); err != nil {
+				return exitcode.With(exitcode.Invalid, fmt.Errorf("internal: the imported spec does not load; nothing was written:\n%w", err))
+			}
+			report(cmd.ErrOrStderr(), r)
+			if strict && len(r.Differences) > 0 {
+				return exitcode.With(exitcode.Invalid, errors.New("--strict: some Applications have fields the spec cannot express (above); nothing was written"))
+			}
+			if output == "" || output == "-" {
+				_, err = cmd.OutOrStdout().Write(r.YAML)
+				return err
+			}
+			if err := writeAtomic(output, r.YAML); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", output)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&stackFrom, "stack-from", "parent", "where stacks come from: label=KEY, annotation=KEY, parent or folder")
+	f.StringVarP(&output, "output", "o", "", "spec file to write (default stdout)")
+	f.StringVar(&o.Name, "name", "", "platform name (default: the output file's name, else platform)")
+	f.StringVar(&o.ArgoCDNamespace, "argocd-namespace", "", "Argo CD's namespace (default: where most of the Applications are)")
+	f.StringVar(&o.ArgoCDServer, "argocd-server", "", "host:port of argocd-server (default argocd-server.<namespace>.svc:443)")
+	f.StringVar(&o.WorkflowNamespace, "workflow-namespace", importer.DefaultWorkflowNamespace, "Argo Workflows namespace")
+	f.StringVar(&o.ServiceAccount, "service-account", importer.DefaultServiceAccount, "the workflow's ServiceAccount")
+	f.StringVar(&o.Image, "image", "", "the deploystep image (default a placeholder to replace)")
+	f.BoolVar(&strict, "strict", false, "write nothing if an Application has a field the spec cannot express")
+	return cmd
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func report(w io.Writer, r *importer.Result) {
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, d := range r.Differences {
+		fmt.Fprintf(w, "warning: %s: %s\n", d.App, d)
+	}
+	stackEdges := 0
+	for _, e := range r.Edges {
+		if e.Stack {
+			stackEdges++
+		}
+	}
+	fields := "no field lost"
+	switch n := len(r.Differences); {
+	case n == 1:
+		fields = "1 field the spec cannot express"
+	case n > 1:
+		fields = fmt.Sprintf("%d fields the spec cannot express", n)
+	}
+	fmt.Fprintf(w, "imported %d apps in %d stacks; %d dependencies inferred from sync waves (%d between stacks); %s\n",
+		len(r.Sources), len(r.Platform.Spec.Stacks), len(r.Edges), stackEdges, fields)
+}
+
+// writeAtomic writes through a temporary file in the same folder, so the
+// spec is either the old one or the whole new one.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

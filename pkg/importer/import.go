@@ -1,0 +1,447 @@
+package importer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// Argo CD's metadata keys the importer reads.
+const (
+	argoInstance   = "argocd.argoproj.io/instance"    // the parent's tracking label
+	argoTrackingID = "argocd.argoproj.io/tracking-id" // annotation tracking: "app:group/kind:ns/name"
+)
+
+// Ungrouped is the stack of apps the chosen source puts in no stack.
+const Ungrouped = "ungrouped"
+
+// Placeholders for what Applications do not say.
+const (
+	DefaultImage             = "REGISTRY/deploystep:TAG"
+	DefaultWorkflowNamespace = "argo"
+	DefaultServiceAccount    = "deployctl"
+)
+
+// StackFrom says where an app's stack comes from.
+type StackFrom struct {
+	Kind string // label, annotation, parent or folder
+	Key  string // the label or annotation key
+}
+
+// ParseStackFrom reads --stack-from: label=KEY, annotation=KEY, parent, folder.
+func ParseStackFrom(s string) (StackFrom, error) {
+	if s == "parent" || s == "folder" {
+		return StackFrom{Kind: s}, nil
+	}
+	if k, v, ok := strings.Cut(s, "="); ok && (k == "label" || k == "annotation") && v != "" {
+		return StackFrom{Kind: k, Key: v}, nil
+	}
+	return StackFrom{}, fmt.Errorf("--stack-from %q: want label=KEY, annotation=KEY, parent or folder", s)
+}
+
+func (s StackFrom) String() string {
+	if s.Key != "" {
+		return s.Kind + " " + s.Key
+	}
+	return s.Kind
+}
+
+// Options are what the Applications cannot tell.
+type Options struct {
+	Name      string // the platform's name (metadata.name)
+	StackFrom StackFrom
+	// ArgoCDNamespace is where Argo CD runs; "" takes the namespace most of
+	// the Applications are in.
+	ArgoCDNamespace string
+	// ArgoCDServer is host:port of argocd-server; "" derives it.
+	ArgoCDServer      string
+	WorkflowNamespace string
+	ServiceAccount    string
+	Image             string
+	// File names the spec in messages (the output file, or a placeholder).
+	File string
+}
+
+// Edge is one inferred dependency: From waits for To.
+type Edge struct {
+	From, To         string
+	FromWave, ToWave int
+	// Stack: between stacks (from their parent Applications' waves), not apps.
+	Stack bool
+}
+
+// Comment is the YAML comment written beside the edge.
+func (e Edge) Comment() string {
+	return fmt.Sprintf("inferred from sync-wave %d → %d", e.ToWave, e.FromWave)
+}
+
+// Result is an import: the spec, as data and as the file to write.
+type Result struct {
+	Platform *spec.Platform
+	YAML     []byte
+	Edges    []Edge
+	// Notes say what the import changed or left out on purpose.
+	Notes []string
+	// Differences are what the spec cannot express: fields of an original
+	// Application its generated Application does not have (or has otherwise).
+	Differences []Difference
+	// Sources maps each spec app to the Application it came from.
+	Sources map[string]*Manifest
+}
+
+// app is one imported Application while the spec is built.
+type app struct {
+	m      *Manifest
+	key    string // namespace/name
+	wave   int
+	hasW   bool
+	parent *app // the parent Application, when it is in the input
+	// parentRef names the parent as referenced (kind and name), in or not
+	// in the input.
+	parentKind, parentName string
+	children               int
+	name, stack            string
+}
+
+// Import builds a platform spec from Applications, checks it with the
+// product's loader and compiler, and compares every generated Application
+// with its original.
+func Import(in *Input, o Options) (*Result, error) {
+	if len(in.Apps) == 0 {
+		return nil, errors.New("no Argo CD Application found in the input")
+	}
+	b := &builder{o: o, res: &Result{Sources: map[string]*Manifest{}}, byKey: map[string]*app{}}
+	if err := b.index(in); err != nil {
+		return nil, err
+	}
+	b.resolveParents()
+	b.assign()
+	if err := b.platform(); err != nil {
+		return nil, err
+	}
+	b.order()
+	b.infer()
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	return b.res, nil
+}
+
+type builder struct {
+	o     Options
+	res   *Result
+	all   []*app // every Application read, by key
+	byKey map[string]*app
+	apps  []*app // the ones that become spec apps
+	// dropped counts the metadata keys left out, per key.
+	dropped map[string][]string
+	// emptySyncOptions are apps that must say `syncOptions: []` to not
+	// inherit spec.defaults.syncOptions.
+	emptySyncOptions map[string]bool
+}
+
+func (b *builder) note(format string, args ...any) {
+	b.res.Notes = append(b.res.Notes, fmt.Sprintf(format, args...))
+}
+
+func (b *builder) index(in *Input) error {
+	var dups []string
+	for i := range in.Apps {
+		m := &in.Apps[i]
+		a := &app{m: m, key: m.App.Namespace + "/" + m.App.Name}
+		if prev, ok := b.byKey[a.key]; ok {
+			dups = append(dups, fmt.Sprintf("%s (%s and %s)", a.key, prev.m.File, m.File))
+			continue
+		}
+		if v, ok := m.App.Annotations[plan.ArgoCDSyncWave]; ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				b.note("%s: sync-wave %q is not an integer; Argo CD reads it as 0, and so does the import", a.key, v)
+			}
+			a.wave, a.hasW = n, err == nil
+		}
+		b.byKey[a.key] = a
+		b.all = append(b.all, a)
+	}
+	sort.Slice(b.all, func(i, j int) bool { return b.all[i].key < b.all[j].key })
+	if len(dups) > 0 {
+		b.note("read twice, the first one kept: %s", strings.Join(dups, ", "))
+	}
+	if len(in.Skipped) > 0 {
+		b.note("not Applications, left out: %s", summarize(in.Skipped, 8))
+	}
+	return nil
+}
+
+// parentRef is the Application (or ApplicationSet) that manages a: an
+// owner reference, else Argo CD's tracking label or annotation. An app
+// outside Argo CD's namespace is tracked as "namespace_name".
+func parentRef(a *appv1.Application) (kind, ns, name string) {
+	for _, o := range a.OwnerReferences {
+		if strings.HasPrefix(o.APIVersion, "argoproj.io/") && (o.Kind == "Application" || o.Kind == "ApplicationSet") {
+			return o.Kind, a.Namespace, o.Name
+		}
+	}
+	v := a.Labels[argoInstance]
+	if v == "" {
+		v, _, _ = strings.Cut(a.Annotations[argoTrackingID], ":")
+	}
+	if v == "" {
+		return "", "", ""
+	}
+	if ns, name, ok := strings.Cut(v, "_"); ok {
+		return "Application", ns, name
+	}
+	return "Application", "", v
+}
+
+func (b *builder) resolveParents() {
+	byName := map[string][]*app{}
+	for _, a := range b.all {
+		byName[a.m.App.Name] = append(byName[a.m.App.Name], a)
+	}
+	var appsets []string
+	for _, a := range b.all {
+		kind, ns, name := parentRef(a.m.App)
+		a.parentKind, a.parentName = kind, name
+		if kind == "ApplicationSet" {
+			appsets = append(appsets, a.key+" ← "+name)
+			continue
+		}
+		if kind == "" {
+			continue
+		}
+		var p *app
+		if ns != "" {
+			p = b.byKey[ns+"/"+name]
+		} else if cands := byName[name]; len(cands) == 1 {
+			p = cands[0]
+		} else {
+			for _, c := range cands {
+				if c.m.App.Namespace == a.m.App.Namespace {
+					p = c
+				}
+			}
+		}
+		if p != nil && p != a {
+			a.parent = p
+		}
+	}
+	// A parent chain that loops (hand-edited labels) is cut where it closes.
+	for _, a := range b.all {
+		seen := map[*app]bool{a: true}
+		for p := a; p.parent != nil; p = p.parent {
+			if seen[p.parent] {
+				p.parent = nil
+				break
+			}
+			seen[p.parent] = true
+		}
+	}
+	var parents []string
+	for _, a := range b.all {
+		if a.parent != nil {
+			a.parent.children++
+		}
+	}
+	for _, a := range b.all {
+		if a.children > 0 {
+			parents = append(parents, fmt.Sprintf("%s (%d)", a.key, a.children))
+			continue
+		}
+		b.apps = append(b.apps, a)
+	}
+	if len(parents) > 0 {
+		b.note("app-of-apps parents left out (deployctl creates their children itself, in dependency order; "+
+			"spec.bootstrap.rootApplication hands over to Argo CD afterwards). If one deploys more than Applications, add it as an app: %s",
+			strings.Join(parents, ", "))
+	}
+	if len(appsets) > 0 {
+		b.note("generated by an ApplicationSet: remove them from it, or deployctl and the ApplicationSet controller will both manage them: %s",
+			summarize(appsets, 8))
+	}
+}
+
+// path lists a's parents, outermost first, each with its own wave; a
+// parent referenced but not in the input ends it, its wave unknown (0).
+func (a *app) path() []plan.WaveStep {
+	var out []plan.WaveStep
+	last := a
+	for p := a.parent; p != nil; p = p.parent {
+		out = append([]plan.WaveStep{{Name: p.m.App.Name, Wave: p.wave}}, out...)
+		last = p
+	}
+	if last.parent == nil && last.parentName != "" && last.parentKind != "" {
+		out = append([]plan.WaveStep{{Name: last.parentName}}, out...)
+	}
+	return out
+}
+
+// assign gives every app its spec name and stack.
+func (b *builder) assign() {
+	// Apps in Argo CD's own namespace first, so they keep their names when
+	// another namespace holds an Application of the same name.
+	ns := b.argocdNamespace()
+	sort.SliceStable(b.apps, func(i, j int) bool {
+		return (b.apps[i].m.App.Namespace == ns) && (b.apps[j].m.App.Namespace != ns)
+	})
+	used := map[string]bool{}
+	var renamed []string
+	for _, a := range b.apps {
+		base := dnsLabel(a.m.App.Name)
+		if strings.HasPrefix(base, spec.ReservedPrefix) {
+			base = "app-" + base
+		}
+		name := unique(base, a.m.App.Namespace, used)
+		if name != a.m.App.Name {
+			renamed = append(renamed, a.key+" → "+name)
+		}
+		a.name = name
+		used[name] = true
+	}
+	if len(renamed) > 0 {
+		b.note("renamed to unique DNS labels (spec names are Application names, unique across the platform): %s", strings.Join(renamed, ", "))
+	}
+	stackNames := map[string]string{} // as read → spec name
+	var ungrouped, renamedStacks []string
+	for _, a := range b.apps {
+		raw := b.stackOf(a)
+		if raw == "" {
+			ungrouped = append(ungrouped, a.name)
+			raw = Ungrouped
+		}
+		s, ok := stackNames[raw]
+		if !ok {
+			s = dnsLabel(raw)
+			if s == "" {
+				s = "stack"
+			}
+			if used[s] {
+				s = unique(s, "stack", used)
+			}
+			used[s] = true
+			stackNames[raw] = s
+			if s != raw {
+				renamedStacks = append(renamedStacks, fmt.Sprintf("%q → %s", raw, s))
+			}
+		}
+		a.stack = s
+	}
+	sort.Strings(renamedStacks)
+	if len(renamedStacks) > 0 {
+		b.note("stack names made unique DNS labels: %s", strings.Join(renamedStacks, ", "))
+	}
+	if len(ungrouped) > 0 {
+		sort.Strings(ungrouped)
+		b.note("no %s: in stack %s: %s", b.o.StackFrom, stackNames[Ungrouped], summarize(ungrouped, 12))
+	}
+}
+
+func (b *builder) stackOf(a *app) string {
+	switch b.o.StackFrom.Kind {
+	case "label":
+		return a.m.App.Labels[b.o.StackFrom.Key]
+	case "annotation":
+		return a.m.App.Annotations[b.o.StackFrom.Key]
+	case "folder":
+		return a.m.Folder
+	}
+	if a.parent != nil {
+		return a.parent.m.App.Name
+	}
+	return a.parentName
+}
+
+// argocdNamespace is the option, else where most Applications are.
+func (b *builder) argocdNamespace() string {
+	if b.o.ArgoCDNamespace != "" {
+		return b.o.ArgoCDNamespace
+	}
+	var nss []string
+	for _, a := range b.all {
+		nss = append(nss, a.m.App.Namespace)
+	}
+	ns, _ := mostCommon(nss)
+	if ns == "" {
+		ns = "argocd"
+	}
+	return ns
+}
+
+// dnsLabel makes s a DNS-1123 label: lower case, [a-z0-9-], at most 63.
+func dnsLabel(s string) string {
+	var out strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			out.WriteRune(r)
+		} else {
+			out.WriteRune('-')
+		}
+	}
+	return trimLabel(out.String())
+}
+
+func trimLabel(s string) string {
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return strings.Trim(s, "-")
+}
+
+// unique returns base, or base-qualifier, or base-qualifier-N: the first
+// not used.
+func unique(base, qualifier string, used map[string]bool) string {
+	if !used[base] {
+		return base
+	}
+	q := dnsLabel(qualifier)
+	cand := trimLabel(base[:max(0, min(len(base), 62-len(q)))] + "-" + q)
+	for n := 2; used[cand]; n++ {
+		suffix := fmt.Sprintf("-%s-%d", q, n)
+		cand = trimLabel(base[:max(0, min(len(base), 63-len(suffix)))] + suffix)
+	}
+	return cand
+}
+
+// mostCommon is the most frequent value (ties: the smallest) and its count.
+func mostCommon(vals []string) (string, int) {
+	count := map[string]int{}
+	for _, v := range vals {
+		count[v]++
+	}
+	best, n := "", 0
+	for v, c := range count {
+		if c > n || (c == n && v < best) {
+			best, n = v, c
+		}
+	}
+	return best, n
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func summarize(items []string, most int) string {
+	if len(items) <= most {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:most], ", ") + fmt.Sprintf(" and %d more", len(items)-most)
+}
+
+// keyOf is a comparable rendering of a value, for mostCommon.
+func keyOf(v any) string {
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}

@@ -1,0 +1,449 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/generate"
+	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+func importDir(t *testing.T, from string, paths ...string) *Result {
+	t.Helper()
+	in, err := Read(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, err := ParseStackFrom(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Import(in, Options{Name: "reference-platform", StackFrom: sf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// writeAndLoad writes the imported spec and loads it back the way every
+// command does.
+func writeAndLoad(t *testing.T, r *Result) *dag.DAG {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "imported.yaml")
+	if err := os.WriteFile(f, r.YAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := dag.Load(f)
+	if err != nil {
+		t.Fatalf("the imported spec does not load: %v\n%s", err, r.YAML)
+	}
+	return d
+}
+
+// The RFC's platform as an app-of-apps (root → one Application per stack,
+// waves -30…+50 → the components, in a `kubectl get -A -o yaml` List with
+// status) comes back as the reference platform's stacks and apps, and
+// `generate` makes Applications equal to the originals.
+func TestRoundTripRFC(t *testing.T) {
+	r := importDir(t, "parent", "testdata/rfc")
+	d := writeAndLoad(t, r)
+
+	ref, err := dag.Load("../../examples/reference-platform.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := membership(d.Platform), membership(ref.Platform); !reflect.DeepEqual(got, want) {
+		t.Errorf("stacks and apps differ from the reference platform:\n got %v\nwant %v", got, want)
+	}
+
+	tree, _, err := generate.Tree(d, "platform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Sources) != 41 {
+		t.Fatalf("%d apps imported, want 41", len(r.Sources))
+	}
+	for name, m := range r.Sources {
+		data, ok := tree["applications/"+name+".yaml"]
+		if !ok {
+			t.Errorf("%s: no generated Application", name)
+			continue
+		}
+		var gen appv1.Application
+		if err := yaml.UnmarshalStrict(data, &gen); err != nil {
+			t.Fatal(err)
+		}
+		orig := m.App
+		// Every field of the spec: source(s) with Helm values, valuesObject
+		// and parameters, destination, project, sync options and policy,
+		// ignoreDifferences.
+		if a, b := asJSON(t, orig.Spec), asJSON(t, gen.Spec); !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: spec differs:\noriginal  %v\ngenerated %v", name, a, b)
+		}
+		if gen.Name != orig.Name {
+			t.Errorf("%s: name %s", name, gen.Name)
+		}
+		// The one field the spec cannot express: the Application's namespace
+		// (backstage lives in team-portal, deployctl creates every
+		// Application in Argo CD's namespace).
+		if gen.Namespace != orig.Namespace && name != "backstage" {
+			t.Errorf("%s: namespace %s, want %s", name, gen.Namespace, orig.Namespace)
+		}
+		for k, v := range orig.Labels {
+			if k != argoInstance && gen.Labels[k] != v {
+				t.Errorf("%s: label %s = %q, want %q", name, k, gen.Labels[k], v)
+			}
+		}
+		for k, v := range orig.Annotations {
+			if k == plan.ArgoCDSyncWave {
+				if gen.Annotations[plan.AnnotationSyncWave] != v {
+					t.Errorf("%s: wave %q kept as %q", name, v, gen.Annotations[plan.AnnotationSyncWave])
+				}
+			} else if gen.Annotations[k] != v {
+				t.Errorf("%s: annotation %s = %q, want %q", name, k, gen.Annotations[k], v)
+			}
+		}
+		if _, ok := gen.Annotations[plan.ArgoCDSyncWave]; ok {
+			t.Errorf("%s: Argo CD's sync-wave annotation was kept: the root Application would order by waves again", name)
+		}
+	}
+	want := []Difference{{App: "backstage", Field: "metadata.namespace", Original: `"team-portal"`, Generated: `"argocd"`}}
+	if !reflect.DeepEqual(r.Differences, want) {
+		t.Errorf("differences %v, want %v", r.Differences, want)
+	}
+	if !bytes.Contains(r.YAML, []byte("# not reproduced by the generated Application (the spec cannot express it):\n        #   metadata.namespace: \"team-portal\" → \"argocd\"\n        - name: backstage")) {
+		t.Errorf("no difference comment above backstage:\n%s", r.YAML)
+	}
+	// Inferred edges are a transitive reduction already: nothing for lint
+	// to call redundant until a person adds real dependencies.
+	if red := d.Redundant(); len(red) > 0 {
+		t.Errorf("redundant: %v", red)
+	}
+}
+
+func membership(p *spec.Platform) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range p.Spec.Stacks {
+		for _, a := range s.Apps {
+			out[s.Name] = append(out[s.Name], a.Name)
+		}
+		sort.Strings(out[s.Name])
+	}
+	return out
+}
+
+func asJSON(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestInferredEdges(t *testing.T) {
+	r := importDir(t, "parent", "testdata/rfc")
+	deps := map[string][]string{}
+	for _, s := range r.Platform.Spec.Stacks {
+		deps["stack "+s.Name] = s.DependsOn
+		for _, a := range s.Apps {
+			deps[a.Name] = a.DependsOn
+		}
+	}
+	for node, want := range map[string][]string{
+		// inside a stack: the apps of the nearest lower wave; no wave is 0
+		"sealed-secrets":           {"cert-manager", "metallb"},
+		"metallb":                  nil,
+		"redis-cluster":            {"backstage-postgres", "harbor-postgres", "keycloak-postgres", "temporal-postgres"},
+		"keycloak":                 {"external-secrets-stores", "falco", "kyverno-policies"},
+		"ceph-storageclasses":      {"ceph-cluster"},
+		"ceph-operator":            nil, // storage-operators: no waves at all
+		"grafana":                  {"prometheus"},
+		"prometheus":               {"prometheus-operator-crds"},
+		"external-secrets":         {"kyverno", "vault"},
+		"backstage":                {"kubevirt-operator", "tekton-pipelines"},
+		"temporal-ui":              {"temporal"},
+		"kafka-cluster":            {"strimzi-operator"},
+		"prometheus-operator-crds": nil,
+		// between stacks: the parents' waves among the root's children
+		"stack foundation":                 nil,
+		"stack storage-operators":          {"foundation"},
+		"stack networking":                 {"foundation"},
+		"stack storage":                    {"networking", "storage-operators"},
+		"stack monitoring":                 {"storage"},
+		"stack platform-data":              {"monitoring"},
+		"stack data-streaming":             {"monitoring"},
+		"stack security":                   {"data-streaming", "platform-data"},
+		"stack development-workloads":      {"security"},
+		"stack developer-platform":         {"development-workloads"},
+		"stack application-infrastructure": {"developer-platform"},
+	} {
+		if !reflect.DeepEqual(deps[node], want) {
+			t.Errorf("%s depends on %v, want %v", node, deps[node], want)
+		}
+	}
+	for _, line := range []string{
+		"            - cert-manager # inferred from sync-wave -10 → 0\n",
+		"        - foundation # inferred from sync-wave -30 → -20\n",
+		"            deployctl.dev/sync-wave: \"-10\"\n            deployctl.dev/sync-wave-path: platform@0/foundation@-30\n",
+		"          annotations: {deployctl.dev/sync-wave-path: platform@0/foundation@-30}\n", // sealed-secrets: no wave of its own
+		"          syncOptions: []\n", // falco had none; the default has two
+	} {
+		if !strings.Contains(string(r.YAML), line) {
+			t.Errorf("the spec lacks %q", line)
+		}
+	}
+	stackEdges := 0
+	for _, e := range r.Edges {
+		if e.Stack {
+			stackEdges++
+		}
+	}
+	if len(r.Edges) != 46 || stackEdges != 12 { // 34 inside stacks, 12 between
+		t.Errorf("%d edges, %d between stacks", len(r.Edges), stackEdges)
+	}
+}
+
+// The waves the import keeps (annotations) drive plan --compare-waves on
+// the imported spec, and through testdata/rfc-waves.yaml on the
+// hand-written reference platform.
+func TestWavesFileMatchesImport(t *testing.T) {
+	r := importDir(t, "parent", "testdata/rfc")
+	var b strings.Builder
+	b.WriteString("# The RFC platform's sync waves (app → wave inside its parent, parents with theirs),\n" +
+		"# as `deployctl import testdata/rfc` keeps them: for plan --compare-waves --waves.\n")
+	var names []string
+	waves := map[string]map[string]string{}
+	for _, s := range r.Platform.Spec.Stacks {
+		for _, a := range s.Apps {
+			names = append(names, a.Name)
+			w := a.Annotations[plan.AnnotationSyncWave]
+			if w == "" {
+				w = "0"
+			}
+			waves[a.Name] = map[string]string{"wave": w, "path": a.Annotations[plan.AnnotationSyncWavePath]}
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b.WriteString(n + ": {wave: " + waves[n]["wave"] + ", path: " + waves[n]["path"] + "}\n")
+	}
+	got, err := os.ReadFile("testdata/rfc-waves.yaml")
+	if os.Getenv("UPDATE") != "" {
+		err = os.WriteFile("testdata/rfc-waves.yaml", []byte(b.String()), 0o644)
+		got = []byte(b.String())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != b.String() {
+		t.Errorf("testdata/rfc-waves.yaml is stale (UPDATE=1 go test ./pkg/importer rewrites it):\n%s", b.String())
+	}
+
+	// On the imported spec itself, the inferred edges are the waves'
+	// barriers: the DAG takes as long as the waves until they are pruned.
+	c, err := plan.CompareWaves(writeAndLoad(t, r), "", plan.WaveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model != "app-of-apps" || c.Ratio != 1 {
+		t.Errorf("model %s, ratio %v (waves %v, DAG %v)", c.Model, c.Ratio, c.WaveMakespan, c.DAGMakespan)
+	}
+}
+
+// The same Applications, read in another order or form, give the same bytes.
+func TestDeterministic(t *testing.T) {
+	a := importDir(t, "parent", "testdata/rfc")
+	in, err := Read([]string{"testdata/rfc/components.yaml", "testdata/rfc/app-of-apps.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := 0, len(in.Apps)-1; i < j; i, j = i+1, j-1 {
+		in.Apps[i], in.Apps[j] = in.Apps[j], in.Apps[i]
+	}
+	b, err := Import(in, Options{Name: "reference-platform", StackFrom: StackFrom{Kind: "parent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.YAML, b.YAML) {
+		t.Error("another input order gives another spec")
+	}
+}
+
+func TestStackFromLabelAnnotationFolder(t *testing.T) {
+	byLabel := importDir(t, "label=platform.example.com/stack", "testdata/rfc")
+	byParent := importDir(t, "parent", "testdata/rfc")
+	if !reflect.DeepEqual(membership(byLabel.Platform), membership(byParent.Platform)) {
+		t.Error("label and parent give different stacks")
+	}
+	// Each label stack is still one parent's children: the same edges.
+	if len(byLabel.Edges) != len(byParent.Edges) {
+		t.Errorf("%d edges by label, %d by parent", len(byLabel.Edges), len(byParent.Edges))
+	}
+
+	r := importDir(t, "folder", "testdata/folders")
+	if got := membership(r.Platform); !reflect.DeepEqual(got, map[string][]string{"apps": {"database", "web"}, "base": {"cert-manager", "ingress-nginx"}}) {
+		t.Errorf("folder stacks %v", got)
+	}
+	deps := map[string][]string{}
+	for _, s := range r.Platform.Spec.Stacks {
+		for _, a := range s.Apps {
+			deps[a.Name] = a.DependsOn
+		}
+		if len(s.DependsOn) > 0 {
+			t.Errorf("stack %s depends on %v: folders have no parent to order them", s.Name, s.DependsOn)
+		}
+	}
+	if !reflect.DeepEqual(deps, map[string][]string{"web": {"database"}, "ingress-nginx": {"cert-manager"}, "database": nil, "cert-manager": nil}) {
+		t.Errorf("deps %v", deps)
+	}
+	if !hasNote(r, "order between stacks not inferred for base, apps") {
+		t.Errorf("notes %v", r.Notes)
+	}
+	if len(r.Differences) != 0 {
+		t.Errorf("differences %v", r.Differences)
+	}
+
+	in := &Input{}
+	if err := in.Parse("inline.yaml", "x", []byte(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: a, namespace: argocd, annotations: {example.com/group: Core Services}}
+spec: {project: default, source: {repoURL: r, path: a}, destination: {namespace: a}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: b, namespace: argocd}
+spec: {project: default, source: {repoURL: r, path: b}, destination: {namespace: b}}
+`)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(in, Options{Name: "p", StackFrom: StackFrom{Kind: "annotation", Key: "example.com/group"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := membership(res.Platform); !reflect.DeepEqual(got, map[string][]string{"core-services": {"a"}, Ungrouped: {"b"}}) {
+		t.Errorf("annotation stacks %v", got)
+	}
+	if !hasNote(res, `stack names made unique DNS labels: "Core Services" → core-services`) || !hasNote(res, "no annotation example.com/group: in stack ungrouped: b") {
+		t.Errorf("notes %v", res.Notes)
+	}
+}
+
+// What the spec cannot express is reported field by field, and what the
+// import changes on purpose is in its notes; the file stays valid.
+func TestLossyApplications(t *testing.T) {
+	r := importDir(t, "parent", "testdata/lossy")
+	writeAndLoad(t, r)
+	got := map[string][]string{}
+	for _, d := range r.Differences {
+		got[d.App] = append(got[d.App], d.Field)
+	}
+	want := map[string][]string{
+		"web-frontend": {"metadata.name", "spec.info", "spec.revisionHistoryLimit", "spec.syncPolicy.automated.allowEmpty",
+			"spec.syncPolicy.managedNamespaceMetadata", "spec.syncPolicy.retry"},
+		"db":                  {"spec.source.helm.skipCrds", "spec.source.helm.version"},
+		"db-team-a":           {"metadata.name", "metadata.namespace"},
+		"app-deployctl-tools": {"metadata.name", "spec.source.plugin"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("differences %v\nwant %v", got, want)
+	}
+	for _, n := range []string{
+		"renamed to unique DNS labels",
+		"argocd/web.frontend → web-frontend",
+		"team-a/db → db-team-a",
+		"argocd/deployctl-tools → app-deployctl-tools",
+		`argocd/web.frontend: sync-wave "one" is not an integer`,
+		"generated by an ApplicationSet",
+		"not Applications, left out: AppProject team-a",
+		"label app.kubernetes.io/managed-by left out of 1 app: app-deployctl-tools",
+		"annotation meta.helm.sh/release-name left out of 1 app",
+		"4 apps had no resources finalizer",
+	} {
+		if !hasNote(r, n) {
+			t.Errorf("no note %q in %v", n, r.Notes)
+		}
+	}
+	if !bytes.Contains(r.YAML, []byte("#   spec.syncPolicy.retry: {\"backoff\":{\"duration\":\"5s\",\"factor\":2,\"maxDuration\":\"3m\"},\"limit\":5} → (absent)")) {
+		t.Errorf("no retry comment:\n%s", r.YAML)
+	}
+}
+
+func hasNote(r *Result, s string) bool {
+	for _, n := range r.Notes {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportErrors(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "no Argo CD Application found"},
+		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {project: default, destination: {namespace: a}}\n",
+			"argocd/a (in.yaml): no source"},
+		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r, chart: c}, destination: {namespace: a}}\n",
+			`chart "c" has no targetRevision`},
+		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r}, destination: {namespace: a}}\n",
+			"has no path or chart"},
+		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {namespace: argocd}\nspec: {}\n", "without metadata.name"},
+		{"kind: List\nitems: [3]\n", "items[0]: not an object"},
+		{"a: [", "document 1"},
+	} {
+		in := &Input{}
+		err := in.Parse("in.yaml", "x", []byte(tc.doc))
+		if err == nil {
+			_, err = Import(in, Options{Name: "p", StackFrom: StackFrom{Kind: "parent"}})
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+func TestParseStackFrom(t *testing.T) {
+	for in, want := range map[string]StackFrom{
+		"parent": {Kind: "parent"}, "folder": {Kind: "folder"},
+		"label=a/b": {Kind: "label", Key: "a/b"}, "annotation=x=y": {Kind: "annotation", Key: "x=y"},
+	} {
+		if got, err := ParseStackFrom(in); err != nil || got != want {
+			t.Errorf("%s: %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "label", "label=", "owner", "folder=x"} {
+		if _, err := ParseStackFrom(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	used := map[string]bool{"db": true, "db-team-a": true}
+	for in, want := range map[string]string{"Web.Frontend": "web-frontend", "--a--": "a", strings.Repeat("x", 70): strings.Repeat("x", 63)} {
+		if got := dnsLabel(in); got != want {
+			t.Errorf("dnsLabel(%q) = %q", in, got)
+		}
+	}
+	if got := unique("db", "team-a", used); got != "db-team-a-2" {
+		t.Errorf("unique: %s", got)
+	}
+	if got := unique(strings.Repeat("y", 63), "ns", map[string]bool{strings.Repeat("y", 63): true}); len(got) > 63 || !strings.HasSuffix(got, "-ns") {
+		t.Errorf("unique long: %s", got)
+	}
+}

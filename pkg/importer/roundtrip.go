@@ -1,0 +1,243 @@
+package importer
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// Difference is one field in which an app's generated Application differs
+// from the original: something the spec cannot express.
+type Difference struct {
+	App   string `json:"app"`
+	Field string `json:"field"`
+	// Original and Generated are compact JSON; "" when absent.
+	Original  string `json:"original,omitempty"`
+	Generated string `json:"generated,omitempty"`
+}
+
+func (d Difference) String() string {
+	return fmt.Sprintf("%s: %s → %s", d.Field, orAbsent(d.Original), orAbsent(d.Generated))
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}
+
+// check loads the spec with the product's loader (so a bug here can never
+// write an invalid file), compiles it, and compares every generated
+// Application with its original. The differences are written into the file
+// above each app, for the person reading it.
+func (b *builder) check() error {
+	yml, err := b.render(nil)
+	if err != nil {
+		return err
+	}
+	apps, err := compileSpec(b.o.File, yml)
+	if err != nil {
+		return err
+	}
+	byApp := map[string][]Difference{}
+	for name, m := range b.res.Sources {
+		diffs := Compare(name, m.Raw, apps[name])
+		byApp[name] = diffs
+		b.res.Differences = append(b.res.Differences, diffs...)
+	}
+	sort.Slice(b.res.Differences, func(i, j int) bool {
+		x, y := b.res.Differences[i], b.res.Differences[j]
+		if x.App != y.App {
+			return x.App < y.App
+		}
+		return x.Field < y.Field
+	})
+	if len(b.res.Differences) > 0 {
+		if yml, err = b.render(byApp); err != nil {
+			return err
+		}
+		if _, err := compileSpec(b.o.File, yml); err != nil {
+			return err
+		}
+	}
+	b.res.YAML = yml
+	return nil
+}
+
+// compileSpec runs the spec through everything `deployctl generate` runs
+// before writing: the loader (schema and rules), the DAG, the compiler.
+func compileSpec(file string, yml []byte) (map[string]*compile.Application, error) {
+	if file == "" {
+		file = "imported.yaml"
+	}
+	doc, err := spec.Load(file, yml)
+	if err != nil {
+		return nil, fmt.Errorf("internal: the imported spec does not load (a bug in the importer; nothing was written):\n%w", err)
+	}
+	d, err := dag.Build(doc)
+	if err != nil {
+		return nil, fmt.Errorf("internal: the imported spec has a cycle (a bug in the importer; nothing was written):\n%w", err)
+	}
+	out, err := compile.Compile(d, "platform")
+	if err != nil {
+		return nil, fmt.Errorf("the imported spec does not compile (nothing was written): %w", err)
+	}
+	apps := map[string]*compile.Application{}
+	for _, a := range out.Applications {
+		apps[a.Name] = a
+	}
+	return apps, nil
+}
+
+// Compare lists the fields in which a generated Application differs from
+// the original, among those that matter: the whole spec (source or
+// sources, destination, project, syncPolicy, ignoreDifferences, and any
+// other), name, namespace, labels and annotations. Not compared: status and
+// server-side metadata; the finalizers (deployctl's own); and the metadata
+// the import changes on purpose (its notes say so): the parent's tracking
+// label and annotation, the labels deployctl sets, Helm's release
+// annotations, and the sync wave, moved to deployctl.dev/sync-wave.
+func Compare(app string, original map[string]any, generated *compile.Application) []Difference {
+	if generated == nil {
+		return []Difference{{App: app, Field: "(the whole Application)", Original: "present"}}
+	}
+	var gen map[string]any
+	raw, _ := json.Marshal(generated)
+	_ = json.Unmarshal(raw, &gen)
+	var out []Difference
+	diff(app, "", view(original), view(gen), &out)
+	return out
+}
+
+// view is the part of an Application that Compare compares, normalized:
+// JSON types, and no empty values (absent, "", false, {}, [] all mean
+// "not set" to Argo CD).
+func view(obj map[string]any) any {
+	md, _ := obj["metadata"].(map[string]any)
+	dropAnn := append([]string{plan.AnnotationSyncWave, plan.AnnotationSyncWavePath}, droppedAnnotations...)
+	v := map[string]any{
+		"metadata": map[string]any{
+			"name":        md["name"],
+			"namespace":   md["namespace"],
+			"labels":      without(md["labels"], droppedLabels),
+			"annotations": without(md["annotations"], dropAnn),
+		},
+		"spec": obj["spec"],
+	}
+	raw, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(raw, &out)
+	return prune(out)
+}
+
+func without(m any, drop []string) map[string]any {
+	in, _ := m.(map[string]any)
+	out := map[string]any{}
+	for k, v := range in {
+		if !dropped(k, drop) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// prune drops empty values, recursively; nil when v itself is empty.
+func prune(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if p := prune(e); p != nil {
+				out[k] = p
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = prune(e)
+		}
+		return out
+	case string:
+		if x == "" {
+			return nil
+		}
+	case bool:
+		if !x {
+			return nil
+		}
+	}
+	return v
+}
+
+// diff records the paths where want and got differ: into objects key by
+// key, into lists of the same length item by item.
+func diff(app, path string, want, got any, out *[]Difference) {
+	wm, wok := want.(map[string]any)
+	gm, gok := got.(map[string]any)
+	if wok && gok {
+		keys := map[string]bool{}
+		for k := range wm {
+			keys[k] = true
+		}
+		for k := range gm {
+			keys[k] = true
+		}
+		sortedKeys := make([]string, 0, len(keys))
+		for k := range keys {
+			sortedKeys = append(sortedKeys, k)
+		}
+		sort.Strings(sortedKeys)
+		for _, k := range sortedKeys {
+			diff(app, join(path, k), wm[k], gm[k], out)
+		}
+		return
+	}
+	wl, wok := want.([]any)
+	gl, gok := got.([]any)
+	if wok && gok && len(wl) == len(gl) {
+		for i := range wl {
+			diff(app, fmt.Sprintf("%s[%d]", path, i), wl[i], gl[i], out)
+		}
+		return
+	}
+	if !reflect.DeepEqual(want, got) {
+		*out = append(*out, Difference{App: app, Field: path, Original: compact(want), Generated: compact(got)})
+	}
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	if strings.ContainsAny(key, "./") {
+		return fmt.Sprintf("%s[%q]", path, key)
+	}
+	return path + "." + key
+}
+
+func compact(v any) string {
+	if v == nil {
+		return ""
+	}
+	raw, _ := json.Marshal(v)
+	s := string(raw)
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}

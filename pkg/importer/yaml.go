@@ -1,0 +1,204 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// render writes the spec as YAML a person maintains: the usual field order
+// (the spec types'), small maps on one line, every inferred edge with its
+// comment, and above each app what its generated Application would not
+// reproduce.
+func (b *builder) render(diffs map[string][]Difference) ([]byte, error) {
+	raw, err := json.Marshal(b.res.Platform)
+	if err != nil {
+		return nil, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(raw, &root); err != nil {
+		return nil, err
+	}
+	doc := root.Content[0]
+	style(doc, "")
+	specNode := get(doc, "spec")
+	for _, empty := range []struct {
+		parent *yaml.Node
+		key    string
+	}{{specNode, "defaults"}, {specNode, "healthOptions"}, {get(specNode, "argocd"), "tokenSecret"}} {
+		if v := get(empty.parent, empty.key); v != nil && len(v.Content) == 0 {
+			remove(empty.parent, empty.key)
+		}
+	}
+
+	edges := map[string]map[string]Edge{} // from → to → edge; stacks keyed "stack "+name
+	for _, e := range b.res.Edges {
+		from := e.From
+		if e.Stack {
+			from = "stack " + from
+		}
+		if edges[from] == nil {
+			edges[from] = map[string]Edge{}
+		}
+		edges[from][e.To] = e
+	}
+	comment := func(from string, deps *yaml.Node) {
+		if deps == nil {
+			return
+		}
+		for _, d := range deps.Content {
+			if e, ok := edges[from][d.Value]; ok {
+				d.LineComment = "# " + e.Comment()
+			}
+		}
+	}
+	for _, st := range get(specNode, "stacks").Content {
+		comment("stack "+get(st, "name").Value, get(st, "dependsOn"))
+		for _, app := range get(st, "apps").Content {
+			name := get(app, "name").Value
+			comment(name, get(app, "dependsOn"))
+			if b.emptySyncOptions[name] {
+				insertAfter(app, []string{"destination", "sources", "source", "name"}, "syncOptions",
+					&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle})
+			}
+			if d := diffs[name]; len(d) > 0 {
+				lines := []string{"not reproduced by the generated Application (the spec cannot express it):"}
+				for _, x := range d {
+					lines = append(lines, "  "+x.String())
+				}
+				app.HeadComment = strings.Join(lines, "\n")
+			}
+		}
+	}
+	root.HeadComment = b.header()
+
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&root); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func (b *builder) header() string {
+	n := len(b.res.Sources)
+	lines := []string{
+		fmt.Sprintf("Imported by `deployctl import` from %d Argo CD Applications (stacks from %s).", n, b.o.StackFrom),
+	}
+	if len(b.res.Edges) > 0 {
+		lines = append(lines,
+			"Every dependsOn entry marked \"inferred from sync-wave A → B\" comes from",
+			"argocd.argoproj.io/sync-wave (A: the dependency's wave, B: this one's): inside a",
+			"stack, each app waits for the apps of the nearest lower wave; a stack made of one",
+			"parent Application's children waits for the sibling stacks of the nearest lower",
+			"wave. Waves say what came first, not what needs what: delete the entries that",
+			"are not real dependencies. `deployctl lint` names the redundant ones.")
+	}
+	lines = append(lines,
+		"The original waves stay in the annotations deployctl.dev/sync-wave and",
+		"deployctl.dev/sync-wave-path: `deployctl plan --compare-waves` uses them.")
+	if len(b.res.Differences) > 0 {
+		apps := map[string]bool{}
+		for _, d := range b.res.Differences {
+			apps[d.App] = true
+		}
+		lines = append(lines, fmt.Sprintf("%s with fields the spec cannot express: see the comment above each.", plural(len(apps), "app")))
+	}
+	for _, note := range b.res.Notes {
+		lines = append(lines, wrap("Note: "+note, 86)...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wrap breaks a note into comment lines of about width characters.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = "  " + w
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
+}
+
+// style lets the encoder pick plain or quoted scalars (JSON made them all
+// quoted), and writes small maps and lists of scalars on one line, like the
+// hand-written examples. dependsOn stays one entry a line, for the comments.
+func style(n *yaml.Node, key string) {
+	n.Style = 0
+	for i, c := range n.Content {
+		k := ""
+		if n.Kind == yaml.MappingNode && i%2 == 1 {
+			k = n.Content[i-1].Value
+		}
+		style(c, k)
+	}
+	if (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && key != "dependsOn" && small(n) {
+		n.Style = yaml.FlowStyle
+	}
+}
+
+func small(n *yaml.Node) bool {
+	size := 0
+	for _, c := range n.Content {
+		if c.Kind != yaml.ScalarNode || strings.Contains(c.Value, "\n") {
+			return false
+		}
+		size += len(c.Value) + 2
+	}
+	return len(n.Content) > 0 && size <= 72
+}
+
+func get(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func remove(m *yaml.Node, key string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return
+		}
+	}
+}
+
+// insertAfter puts key: value after the first of the keys present.
+func insertAfter(m *yaml.Node, after []string, key string, value *yaml.Node) {
+	k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}
+	at := len(m.Content)
+	for _, a := range after {
+		found := false
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == a {
+				at, found = i+2, true
+				break
+			}
+		}
+		if found {
+			break
+		}
+	}
+	m.Content = append(m.Content[:at], append([]*yaml.Node{k, value}, m.Content[at:]...)...)
+}
