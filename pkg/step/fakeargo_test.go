@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +90,8 @@ type fakeArgo struct {
 	servedFresh      map[health.HealthStatusCode]bool // fresh health the step was ever shown
 	syncRequests     []string
 	deletedResources []string
+	orphaned         bool // the app was deleted with cascade=false
+	updates          int  // upserts that changed the spec
 	down             bool
 
 	// network
@@ -445,8 +448,14 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 			gwError(w, 400, 3, fmt.Sprintf("bad application: %v", err))
 			return
 		}
-		if f.app == nil {
+		switch {
+		case f.app == nil:
 			f.app, f.created = &a, time.Now()
+			f.bump()
+		case r.URL.Query().Get("upsert") == "true" && !reflect.DeepEqual(f.app.Spec, a.Spec):
+			// Argo CD's upsert: replace the spec only when it differs.
+			f.app.Spec = a.Spec
+			f.updates++
 			f.bump()
 		}
 		f.sendApp(w)
@@ -525,8 +534,11 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"items": f.sc.managed})
 	case "delete":
 		q := r.URL.Query()
-		if q.Get("cascade") != "true" || q.Get("propagationPolicy") != "foreground" {
-			gwError(w, 400, 3, "test: want cascading foreground deletion")
+		switch {
+		case q.Get("cascade") == "false" && q.Get("propagationPolicy") == "":
+			f.orphaned = true
+		case q.Get("cascade") != "true" || q.Get("propagationPolicy") != "foreground":
+			gwError(w, 400, 3, "test: want cascading foreground deletion, or cascade=false")
 			return
 		}
 		if f.deleting.IsZero() {

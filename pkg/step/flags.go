@@ -22,7 +22,7 @@ Usage:
       [--check resource:GROUP/KIND/NAMESPACE/NAME]... [--check http:URL=CODES]... [--allow-suspended]
   deploystep [connection flags] validate --app NAME [--app NAME]...
   deploystep [connection flags] teardown --app NAME --timeout D [--pv-policy retain|delete]
-      --platform NAME --confirm VALUE
+      --platform NAME --confirm VALUE [--cascade=false]
 
 Connection flags (env var in brackets):
   --server [ARGOCD_SERVER]  --plaintext [ARGOCD_PLAINTEXT]  --insecure-skip-verify [ARGOCD_INSECURE_SKIP_VERIFY]
@@ -64,6 +64,7 @@ type teardownOpts struct {
 	timeout           time.Duration
 	pvPolicy          string
 	platform, confirm string
+	cascade           bool
 }
 
 // invocation is the parsed command line.
@@ -105,7 +106,7 @@ func parseArgs(args []string, env func(string) (string, bool)) (*invocation, err
 		c.duration(&s.syncTimeout, "sync-timeout", 5*time.Minute, "how long the sync operation may take")
 		c.duration(&s.healthTimeout, "health-timeout", 5*time.Minute, "how long to wait for Healthy after the sync")
 		c.list(&s.checks, "check", "extra check: resource:GROUP/KIND/NAMESPACE/NAME or http:URL=CODES (repeatable)")
-		c.boolean(&s.allowSuspended, "allow-suspended", "accept Suspended as healthy")
+		c.boolean(&s.allowSuspended, "allow-suspended", false, "accept Suspended as healthy")
 	case cmdValidate:
 		c.list(&inv.validate.apps, "app", "Application name (repeatable)")
 	case cmdTeardown:
@@ -115,6 +116,7 @@ func parseArgs(args []string, env func(string) (string, bool)) (*invocation, err
 		c.str(&t.pvPolicy, "pv-policy", "retain", "retain or delete the PersistentVolumeClaims of StatefulSets")
 		c.str(&t.platform, "platform", "", "platform name")
 		c.str(&t.confirm, "confirm", "", "must equal --platform")
+		c.boolean(&t.cascade, "cascade", true, "delete the app's resources with it; false orphans them (the root Application, whose children have their own teardown nodes)")
 	default:
 		return inv, fail(ExitUsage, "unknown command %q (want sync-and-wait, validate or teardown)", inv.command)
 	}
@@ -208,8 +210,8 @@ func newBinder(name string, env func(string) (string, bool)) *binder {
 
 func (b *binder) globals(g *globalOpts) {
 	b.strEnv(&g.server, "server", "ARGOCD_SERVER", "", "Argo CD API host:port")
-	b.boolEnv(&g.plaintext, "plaintext", "ARGOCD_PLAINTEXT", "HTTP instead of HTTPS")
-	b.boolEnv(&g.insecureSkipVerify, "insecure-skip-verify", "ARGOCD_INSECURE_SKIP_VERIFY", "accept any TLS certificate")
+	b.boolEnv(&g.plaintext, "plaintext", "ARGOCD_PLAINTEXT", false, "HTTP instead of HTTPS")
+	b.boolEnv(&g.insecureSkipVerify, "insecure-skip-verify", "ARGOCD_INSECURE_SKIP_VERIFY", false, "accept any TLS certificate")
 	b.strEnv(&g.caFile, "ca-file", "ARGOCD_CA_FILE", "", "PEM CA bundle for the server certificate")
 	b.strEnv(&g.rootPath, "root-path", "ARGOCD_ROOT_PATH", "", "argocd-server --rootpath prefix")
 	b.strEnv(&g.tokenFile, "token-file", "ARGOCD_TOKEN_FILE", "/var/run/secrets/argocd/token", "file holding the API token")
@@ -225,7 +227,9 @@ func envName(flagName string) string {
 func (b *binder) str(p *string, name, def, usage string) {
 	b.strEnv(p, name, envName(name), def, usage)
 }
-func (b *binder) boolean(p *bool, name, usage string) { b.boolEnv(p, name, envName(name), usage) }
+func (b *binder) boolean(p *bool, name string, def bool, usage string) {
+	b.boolEnv(p, name, envName(name), def, usage)
+}
 func (b *binder) duration(p *time.Duration, name string, def time.Duration, usage string) {
 	b.durationEnv(p, name, envName(name), def, usage)
 }
@@ -237,8 +241,7 @@ func (b *binder) strEnv(p *string, name, env, def, usage string) {
 	b.fs.StringVar(p, name, def, usage)
 }
 
-func (b *binder) boolEnv(p *bool, name, env, usage string) {
-	def := false
+func (b *binder) boolEnv(p *bool, name, env string, def bool, usage string) {
 	if v, ok := b.env(env); ok && v != "" {
 		parsed, err := strconv.ParseBool(v)
 		if err != nil {

@@ -135,21 +135,30 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 	return r.runChecks(healthCtx, o.app, checks, res)
 }
 
-// ensureApp gets the application, creating it from the manifest if absent.
+// ensureApp gets the application, creating it from the manifest if absent
+// and bringing it to the manifest if it differs: Argo CD's upsert replaces
+// the spec only when it changed, so a redeploy of an unchanged platform
+// writes nothing (INV-6) and a changed spec reaches Argo CD (the compiler's
+// manifest is the desired state, the same one Git holds).
 func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, res *syncResult) (*argocd.Application, error) {
 	var app *argocd.Application
 	err := r.call(ctx, "get application "+name, func(ctx context.Context) (err error) {
 		app, err = r.c.Get(ctx, name)
 		return err
 	})
-	if err == nil {
-		return app, nil
-	}
-	if !argocd.IsNotFound(err) {
+	exists := err == nil
+	if err != nil && !argocd.IsNotFound(err) {
 		return nil, err
 	}
 	if manifest == nil {
+		if exists {
+			return app, nil
+		}
 		return nil, fail(ExitFailed, "application %q does not exist in Argo CD and no manifest was given to create it (--manifest or --manifest-base64)", name)
+	}
+	var before string
+	if exists {
+		before = app.Metadata.ResourceVersion
 	}
 	err = r.call(ctx, "create application "+name, func(ctx context.Context) (err error) {
 		app, err = r.c.Create(ctx, manifest)
@@ -158,9 +167,15 @@ func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, re
 	if err != nil {
 		return nil, err
 	}
-	r.log("created application %s from the manifest", name)
-	res.Created = true
-	res.note("created the application from the manifest")
+	switch {
+	case !exists:
+		r.log("created application %s from the manifest", name)
+		res.Created = true
+		res.note("created the application from the manifest")
+	case app.Metadata.ResourceVersion != before:
+		r.log("updated application %s to the manifest", name)
+		res.note("updated the application to the manifest")
+	}
 	return app, nil
 }
 

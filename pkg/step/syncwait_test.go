@@ -2,6 +2,7 @@ package step
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,11 +183,23 @@ func TestCreatesAbsentAppAndIgnoresEarlyMissing(t *testing.T) {
 	if f.count("create") != 1 || o.result["created"] != true || o.str("appNamespace") != "argocd" {
 		t.Errorf("create calls %d, result %v", f.count("create"), o.result)
 	}
-	// Idempotent: the second run finds it and does not create it again.
+	// Idempotent: the second run finds it, upserts the same spec (which
+	// changes nothing) and does not create it again.
 	o = syncAndWait(t, f, "--manifest", writeManifest(t, "web-app"))
 	expect(t, o, ExitOK)
-	if f.count("create") != 1 || o.result["created"] != false {
-		t.Errorf("second run created again: %v", f.calls)
+	if o.result["created"] != false || f.updates != 0 {
+		t.Errorf("second run created or updated again: updates %d, calls %v", f.updates, f.calls)
+	}
+	// A changed manifest (a new spec) reaches Argo CD.
+	changed := writeManifest(t, "web-app")
+	data, _ := os.ReadFile(changed)
+	if err := os.WriteFile(changed, []byte(strings.Replace(string(data), `"targetRevision": "`, `"targetRevision": "v2-`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o = syncAndWait(t, f, "--manifest", changed)
+	expect(t, o, ExitOK)
+	if f.updates != 1 || !strings.Contains(fmt.Sprint(o.result["messages"]), "updated the application to the manifest") {
+		t.Errorf("changed manifest not applied: updates %d, result %v", f.updates, o.result)
 	}
 }
 

@@ -81,6 +81,10 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *teardownResu
 		return err
 	}
 
+	if !o.cascade {
+		return r.orphanDelete(ctx, app, o, res)
+	}
+
 	// What the app manages, and what Argo CD will leave behind.
 	var managed []argocd.ResourceDiff
 	err = r.call(ctx, "managed resources of "+name, func(ctx context.Context) (err error) {
@@ -112,7 +116,7 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *teardownResu
 	}
 
 	if app.Metadata.DeletionTimestamp == nil {
-		err = r.call(ctx, "delete application "+name, func(ctx context.Context) error { return r.c.Delete(ctx, name) })
+		err = r.call(ctx, "delete application "+name, func(ctx context.Context) error { return r.c.Delete(ctx, name, true) })
 		if err != nil && !argocd.IsNotFound(err) {
 			return err
 		}
@@ -240,4 +244,26 @@ func remaining(app *argocd.Application) string {
 		out += "; resources still present: " + strings.Join(s, "; ")
 	}
 	return out
+}
+
+// orphanDelete removes the Application alone, leaving its resources: for the
+// root Application, whose children are Applications with teardown nodes of
+// their own that delete them in dependency order. Nothing is an orphan here:
+// what stays is meant to stay.
+func (r *runner) orphanDelete(ctx context.Context, app *argocd.Application, o teardownOpts, res *teardownResult) error {
+	name := o.app
+	if app.Metadata.DeletionTimestamp == nil {
+		err := r.call(ctx, "delete application "+name, func(ctx context.Context) error { return r.c.Delete(ctx, name, false) })
+		if err != nil && !argocd.IsNotFound(err) {
+			return err
+		}
+		r.log("deletion of %s requested without cascade: its resources stay for their own teardown nodes", name)
+	}
+	src := r.watchApp(ctx, name)
+	defer src.close()
+	err := src.wait(ctx, func(v view) (bool, error) { return v.gone(), nil })
+	if err == errWaitDeadline {
+		return src.deadlineError("application %s still exists after %s", name, o.timeout)
+	}
+	return err
 }

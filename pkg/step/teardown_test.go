@@ -103,6 +103,24 @@ func TestTeardownReportsOrphans(t *testing.T) {
 		"Namespace db (kept: annotated helm.sh/resource-policy: keep)")
 }
 
+// The root Application is deleted without cascade: its children (and, here,
+// a CRD Argo CD would keep) stay for their own teardown nodes, and nothing
+// is reported as an orphan.
+func TestTeardownWithoutCascadeLeavesResourcesOnPurpose(t *testing.T) {
+	t.Parallel()
+	tree, managed := statefulTree()
+	managed = append(managed, &v1alpha1.ResourceDiff{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.com", LiveState: `{"metadata":{}}`})
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
+	o := teardown(t, f, "--cascade=false")
+	expect(t, o, ExitOK)
+	if !f.orphaned || f.count("delete") == 0 || len(f.deletedResources) != 0 {
+		t.Fatalf("want one delete with cascade=false and no resource deleted; orphaned=%v calls=%v deleted=%v", f.orphaned, f.calls, f.deletedResources)
+	}
+	if o.result["orphans"] != nil {
+		t.Fatalf("orphans reported for a non-cascading delete: %v", o.result["orphans"])
+	}
+}
+
 func TestTeardownTimeout(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, deleteStuck: true})

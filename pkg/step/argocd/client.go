@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -248,13 +249,15 @@ func (c *Client) ManagedResources(ctx context.Context, name string) ([]ResourceD
 	return resp.Items, nil
 }
 
-// Delete deletes the application with cascading foreground deletion: Argo CD
-// deletes the managed resources and removes the Application only once they
-// are gone.
-func (c *Client) Delete(ctx context.Context, name string) error {
+// Delete deletes the application. With cascade, deletion is foreground: Argo
+// CD deletes the managed resources and removes the Application only once
+// they are gone. Without, the resources are orphaned (left in place).
+func (c *Client) Delete(ctx context.Context, name string, cascade bool) error {
 	q := c.appQuery()
-	q.Set("cascade", "true")
-	q.Set("propagationPolicy", "foreground")
+	q.Set("cascade", strconv.FormatBool(cascade))
+	if cascade {
+		q.Set("propagationPolicy", "foreground")
+	}
 	return c.do(ctx, "delete application "+name, http.MethodDelete, "/api/v1/applications/"+url.PathEscape(name), q, nil, nil)
 }
 

@@ -121,7 +121,7 @@ func TestRequestsCarryTokenPathsAndQueries(t *testing.T) {
 		func() error { return c.TerminateOperation(ctx, "a b") },
 		func() error { _, err := c.ResourceTree(ctx, "a b"); return err },
 		func() error { _, err := c.ManagedResources(ctx, "a b"); return err },
-		func() error { return c.Delete(ctx, "a b") },
+		func() error { return c.Delete(ctx, "a b", true) },
 		func() error {
 			return c.DeleteResource(ctx, "a b", ResourceRef{Version: "v1", Kind: "PersistentVolumeClaim", Namespace: "db", Name: "data-0"})
 		},
