@@ -69,12 +69,18 @@ func ParseWavePath(s string) ([]WaveStep, error) {
 	return out, nil
 }
 
+// AppWave is an app's wave and the app-of-apps parents above it.
+type AppWave struct {
+	Wave int
+	Path []WaveStep
+}
+
 // WaveOptions say where waves and durations come from.
 type WaveOptions struct {
 	// Waves, when not nil, gives every app's wave (a --waves file; apps
 	// not in it are wave 0, like an Application without the annotation) and
 	// replaces the annotations, app-of-apps parents included.
-	Waves map[string]int
+	Waves map[string]AppWave
 	// WaveSource names where Waves came from, for the output.
 	WaveSource string
 	// Durations are measured app durations (an executor report); an app
@@ -226,10 +232,10 @@ func CompareWaves(d *dag.DAG, scope string, o WaveOptions) (*WaveComparison, err
 
 // appWave is an app's wave and app-of-apps parents: from waves when given,
 // else from its annotations. has says whether a wave was given at all.
-func appWave(d *dag.DAG, app string, waves map[string]int) (wave int, path []WaveStep, has bool, err error) {
+func appWave(d *dag.DAG, app string, waves map[string]AppWave) (wave int, path []WaveStep, has bool, err error) {
 	if waves != nil {
-		wave, has = waves[app]
-		return wave, nil, has, nil
+		w, has := waves[app]
+		return w.Wave, w.Path, has, nil
 	}
 	ann := d.Node(app).App.Annotations
 	for _, key := range []string{AnnotationSyncWave, ArgoCDSyncWave} {

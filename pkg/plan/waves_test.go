@@ -151,7 +151,7 @@ func TestCompareWavesAppOfApps(t *testing.T) {
 }
 
 func TestCompareWavesFromFile(t *testing.T) {
-	c, err := CompareWaves(flatWaves(t), "", WaveOptions{Waves: map[string]int{"a": 0, "b": 0, "c": 1, "d": 1}, WaveSource: "w.yaml"})
+	c, err := CompareWaves(flatWaves(t), "", WaveOptions{Waves: map[string]AppWave{"a": {}, "b": {}, "c": {Wave: 1}, "d": {Wave: 1}}, WaveSource: "w.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,21 +89,51 @@ written by 'deployctl import', or argocd.argoproj.io/sync-wave), or from
 	return cmd
 }
 
-// readWaves reads a YAML (or JSON) map of app name to wave.
-func readWaves(path string) (map[string]int, error) {
+// readWaves reads a YAML (or JSON) map of app name to its wave: an
+// integer, or {wave: W, path: "root@0/storage@-10"} for an app of an
+// app-of-apps (the form of the deployctl.dev/sync-wave-path annotation).
+func readWaves(path string) (map[string]plan.AppWave, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	bad := func(err error) error {
+		return fmt.Errorf("%s: want a map of app name to a wave (an integer, or {wave: W, path: PARENT@W/...}): %w", path, err)
+	}
 	// YAML 1.2 (yaml.v3): an app named y or no stays a string.
-	waves := map[string]int{}
-	if err := yaml.Unmarshal(data, &waves); err != nil {
-		return nil, fmt.Errorf("%s: want a map of app name to integer wave: %w", path, err)
+	var raw map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, bad(err)
+	}
+	waves := map[string]plan.AppWave{}
+	for app, n := range raw {
+		var w plan.AppWave
+		if n.Kind == yaml.MappingNode {
+			var v struct {
+				Wave int    `yaml:"wave"`
+				Path string `yaml:"path"`
+			}
+			if err := n.Decode(&v); err != nil {
+				return nil, bad(fmt.Errorf("%s: %w", app, err))
+			}
+			for i := 0; i < len(n.Content); i += 2 {
+				if k := n.Content[i].Value; k != "wave" && k != "path" {
+					return nil, bad(fmt.Errorf("%s: unknown field %q", app, k))
+				}
+			}
+			if w.Path, err = plan.ParseWavePath(v.Path); err != nil {
+				return nil, bad(fmt.Errorf("%s: %w", app, err))
+			}
+			w.Wave = v.Wave
+		} else if err := n.Decode(&w.Wave); err != nil {
+			return nil, bad(fmt.Errorf("%s: %w", app, err))
+		}
+		waves[app] = w
 	}
 	return waves, nil
 }
 
-func warnUnknown(cmd *cobra.Command, d *dag.DAG, file string, waves map[string]int) {
+func warnUnknown(cmd *cobra.Command, d *dag.DAG, file string, waves map[string]plan.AppWave) {
 	var unknown []string
 	for app := range waves {
 		if n := d.Node(app); n == nil || n.Kind != dag.App {

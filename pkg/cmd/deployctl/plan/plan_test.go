@@ -52,7 +52,7 @@ func run(t *testing.T, args ...string) (string, string, error) {
 func files(t *testing.T) (specFile, wavesFile, reportFile string) {
 	dir := t.TempDir()
 	specFile, wavesFile, reportFile = filepath.Join(dir, "p.yaml"), filepath.Join(dir, "w.yaml"), filepath.Join(dir, "r.json")
-	for f, data := range map[string]string{specFile: spec, wavesFile: "x: 0\nz: 0\ny: 1\nghost: 3\n", reportFile: report} {
+	for f, data := range map[string]string{specFile: spec, wavesFile: "x: 0\nz: {wave: 0, path: root@0}\ny: {wave: 1, path: root@0}\nghost: 3\n", reportFile: report} {
 		if err := os.WriteFile(f, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -70,9 +70,10 @@ func TestCompareWavesWithReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatal(err, out)
 	}
-	// Waves: wave 0 max(x 60, z 300) = 300, wave 1 y 30: 330 s.
+	// Waves: x (wave 0) at the top, then root (wave 0) holding z (wave 0)
+	// and y (wave 1): one top wave, max(x 60, root 300 + 30) = 330 s.
 	// DAG: x → y 90 s, z 300 s: 300 s. Ratio 1.1.
-	if c.WaveMakespan != 330 || c.DAGMakespan != 300 || c.Ratio != 1.1 || c.MeasuredApps != 3 {
+	if c.WaveMakespan != 330 || c.DAGMakespan != 300 || c.Ratio != 1.1 || c.MeasuredApps != 3 || c.Model != "app-of-apps" {
 		t.Errorf("%+v", c)
 	}
 	if !strings.Contains(stderr, `"ghost" is not an app`) {
@@ -88,8 +89,10 @@ func TestCompareWavesErrors(t *testing.T) {
 	}{
 		{[]string{specFile, "--compare-waves"}, "no app has a sync wave"},
 		{[]string{specFile, "--waves", wavesFile}, "go with --compare-waves"},
-		{[]string{specFile, "--compare-waves", "--waves", reportFile}, "want a map of app name to integer wave"},
+		{[]string{specFile, "--compare-waves", "--waves", reportFile}, "want a map of app name to a wave"},
 		{[]string{specFile, "--compare-waves", "--waves", wavesFile, "--durations", wavesFile}, "not an executor report"},
+		{[]string{specFile, "--compare-waves", "--waves", badWaves(t, "x: {wave: 1, parent: p}")}, `unknown field "parent"`},
+		{[]string{specFile, "--compare-waves", "--waves", badWaves(t, "x: {wave: 1, path: a@b}")}, "not an integer"},
 		{[]string{specFile, "--compare-waves", "--waves", wavesFile, "-o", "dot"}, "text or json"},
 	} {
 		_, _, err := run(t, tc.args...)
@@ -97,4 +100,12 @@ func TestCompareWavesErrors(t *testing.T) {
 			t.Errorf("%v: err %v, want %q (exit 3)", tc.args[1:], err, tc.want)
 		}
 	}
+}
+
+func badWaves(t *testing.T, content string) string {
+	f := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
