@@ -1,0 +1,44 @@
+// Package status implements `deployctl status`: a run's nodes, live.
+package status
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/insight"
+)
+
+// NewCommand returns `deployctl status [WORKFLOW]`.
+func NewCommand() *cobra.Command {
+	var f *insight.Flags
+	cmd := &cobra.Command{
+		Use:   "status [WORKFLOW]",
+		Short: "Show each app of a deploy or teardown run: state, duration, and what the waiting ones wait for",
+		Long: `status reads a run (the named Workflow, else the latest deploy or teardown
+run of the platform) and prints every app's state — waiting, starting,
+creating, syncing, waiting for health, checking, Healthy (deleting, deleted
+for a teardown), failed, omitted — with its duration from the Workflow's
+status. For every app that has not started it names the dependencies it waits
+for, and for each of those what Argo CD says: sync and health status and
+message. Read-only; works on a finished run too. See also 'deployctl explain'.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			if f.Output != "text" && f.Output != "json" {
+				return exitcode.With(exitcode.Invalid, errors.New("unknown output format "+f.Output+": want text or json"))
+			}
+			r, err := f.Load(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			return r.WriteStatus(cmd.OutOrStdout(), f.Output)
+		},
+	}
+	f = insight.AddFlags(cmd.Flags())
+	return cmd
+}
