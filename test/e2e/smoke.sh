@@ -5,7 +5,7 @@
 # argocd-server by its cluster DNS name over TLS with the API token: one with
 # the e2eapp image, one with our step image (deploystep validate, or the
 # stand-in while ./cmd/deploystep does not build). Finally the Application is
-# deleted with cascade.
+# deleted with cascade. Uses its own namespace; leaves the platform alone.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ts0=$(date +%s)
@@ -29,12 +29,13 @@ metadata: {name: $APP, namespace: argocd}
 spec:
   project: default
   source: {repoURL: "git://127.0.0.1:$GIT_PORT/platform.git", targetRevision: main, path: apps/config}
-  destination: {server: https://kubernetes.default.svc, namespace: platform}
+  destination: {server: https://kubernetes.default.svc, namespace: $APP}
+  syncPolicy: {syncOptions: [CreateNamespace=true]}
 YAML
 waitfor "api GET /api/v1/applications/$APP | jq -e '.status.sync.status == \"OutOfSync\"'" 60
 api POST "/api/v1/applications/$APP/sync" '{}' >/dev/null
 waitfor "api GET /api/v1/applications/$APP | jq -e '.status.health.status == \"Healthy\" and .status.sync.status == \"Synced\"'" 120
-log "Argo CD synced $APP: $(kubectl -n platform get deploy config -o jsonpath='{.status.readyReplicas}') pod ready"
+log "Argo CD synced $APP: $(kubectl -n $APP get deploy config -o jsonpath='{.status.readyReplicas}') pod ready"
 
 if [[ -f $STATE/images/deploystep.standin ]]; then
   step='command: [/deploystep, probe, "https://argocd-server.argocd.svc:443/api/v1/applications/'$APP'"]'
@@ -112,6 +113,7 @@ log "workflow $wf Succeeded in $(( $(date +%s) - s ))s"
 
 api DELETE "/api/v1/applications/$APP?cascade=true&propagationPolicy=foreground" >/dev/null
 waitfor "! kubectl -n argocd get application $APP" 120
-waitfor "! kubectl -n platform get deploy config" 60
+waitfor "! kubectl -n $APP get deploy config" 60
+kubectl delete namespace $APP --wait=false >/dev/null
 kubectl -n argo delete wf "$wf" >/dev/null
 log "smoke passed"
