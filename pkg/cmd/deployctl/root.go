@@ -6,10 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/deploy"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/explain"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/generate"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/importcmd"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/lint"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/plan"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/preflight"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/status"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/teardown"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/validate"
 )
@@ -28,5 +31,6 @@ reverse. Argo Workflows is the runtime; Argo CD applies every manifest.`,
 	}
 	cmd.AddCommand(lint.NewCommand(), plan.NewCommand(), generate.NewCommand(),
 		preflight.NewCommand(), deploy.NewCommand(), validate.NewCommand(), teardown.NewCommand())
+	cmd.AddCommand(importcmd.NewCommand(), status.NewCommand(), explain.NewCommand())
 	return cmd
 }
