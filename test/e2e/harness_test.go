@@ -254,6 +254,7 @@ type application struct {
 	Metadata struct {
 		Name              string
 		UID               string
+		CreationTimestamp kTime  `json:"creationTimestamp"`
 		DeletionTimestamp *kTime `json:"deletionTimestamp"`
 	}
 	Status struct {

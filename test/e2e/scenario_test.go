@@ -190,25 +190,32 @@ func (s *scenario) deploy() (string, error) {
 
 // ---- 2: every edge A->B: B's sync started after A was Healthy
 
-func firstSyncStart(a application) *time.Time {
-	if len(a.Status.History) > 0 && a.Status.History[0].DeployStartedAt != nil {
-		return &a.Status.History[0].DeployStartedAt.Time
+// syncStart: when the app's first sync operation at or after from started
+// (Argo CD's history, or the operation still in progress).
+func syncStart(a application, from time.Time) *time.Time {
+	from = from.Add(-time.Second) // Kubernetes times have whole seconds
+	for _, h := range a.Status.History {
+		if h.DeployStartedAt != nil && !h.DeployStartedAt.Before(from) {
+			return &h.DeployStartedAt.Time
+		}
 	}
-	if a.Status.OperationState != nil && a.Status.OperationState.StartedAt != nil {
-		return &a.Status.OperationState.StartedAt.Time
+	if op := a.Status.OperationState; op != nil && op.StartedAt != nil && !op.StartedAt.Before(from) {
+		return &op.StartedAt.Time
 	}
 	return nil
 }
+
 
 // checkOrder verifies the health gate on Argo CD's and Argo Workflows' records
 // of one deploy run; it returns edges checked and the independent pairs that
 // overlapped in time.
 func (s *scenario) checkOrder(w *workflow, apps map[string]application) (int, []string, error) {
 	nodes := w.appNodes(syncTmpl)
+	run := w.Status.StartedAt.Time
 	var errs []string
 	edges := 0
 	for _, b := range s.p.Apps {
-		sb := firstSyncStart(apps[b])
+		sb := syncStart(apps[b], run)
 		if sb == nil {
 			errs = append(errs, b+": no sync operation recorded")
 			continue
@@ -228,8 +235,8 @@ func (s *scenario) checkOrder(w *workflow, apps map[string]application) (int, []
 				errs = append(errs, fmt.Sprintf("%s->%s: %s sync started %s before node %s finished %s", a, b, b, sb.Format(time.TimeOnly), a, na.FinishedAt.Format(time.TimeOnly)))
 			}
 		}
-		// stale-health guard: an app's Healthy is from after its own sync started
-		if hb := apps[b].Status.Health.LastTransitionTime; hb != nil && hb.Before(*sb) {
+		// stale-health guard: a new app's Healthy is from after its own sync started
+		if hb := apps[b].Status.Health.LastTransitionTime; hb != nil && hb.Before(*sb) && !apps[b].Metadata.CreationTimestamp.Before(run) {
 			errs = append(errs, fmt.Sprintf("%s: Healthy since %s, before its own sync %s (stale health accepted?)", b, hb.Format(time.TimeOnly), sb.Format(time.TimeOnly)))
 		}
 	}
@@ -239,7 +246,7 @@ func (s *scenario) checkOrder(w *workflow, apps map[string]application) (int, []
 			if s.p.ordered(a, b) {
 				continue
 			}
-			sa, sb := firstSyncStart(apps[a]), firstSyncStart(apps[b])
+			sa, sb := syncStart(apps[a], run), syncStart(apps[b], run)
 			ha, hb := apps[a].Status.Health.LastTransitionTime, apps[b].Status.Health.LastTransitionTime
 			if sa == nil || sb == nil || ha == nil || hb == nil {
 				continue
@@ -336,7 +343,7 @@ func (s *scenario) makespan() (string, error) {
 	prevFinish := w.Status.StartedAt.Time
 	for _, a := range path {
 		n := nodes[a]
-		ss := firstSyncStart(apps[a])
+		ss := syncStart(apps[a], w.Status.StartedAt.Time)
 		ht := apps[a].Status.Health.LastTransitionTime
 		if n.StartedAt == nil || n.FinishedAt == nil || ss == nil || ht == nil {
 			return "", fmt.Errorf("%s: incomplete records", a)
@@ -794,6 +801,7 @@ func (s *scenario) teardown() (string, error) {
 
 func (s *scenario) faults() (string, error) {
 	h := s.h
+	submitted := time.Now()
 	name, err := h.submit(s.deployTemplate())
 	if err != nil {
 		return "", err
@@ -803,7 +811,7 @@ func (s *scenario) faults() (string, error) {
 	if err := h.waitFor(waitApp+" sync started", 5*time.Minute, func() (bool, error) {
 		apps, err := h.applications()
 		a := apps[waitApp]
-		return err == nil && firstSyncStart(a) != nil && a.Status.Health.Status != "Healthy", err
+		return err == nil && syncStart(a, submitted) != nil && a.Status.Health.Status != "Healthy", err
 	}); err != nil {
 		return "", err
 	}
