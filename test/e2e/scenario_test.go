@@ -205,7 +205,6 @@ func syncStart(a application, from time.Time) *time.Time {
 	return nil
 }
 
-
 // checkOrder verifies the health gate on Argo CD's and Argo Workflows' records
 // of one deploy run; it returns edges checked and the independent pairs that
 // overlapped in time.
