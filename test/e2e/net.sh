@@ -34,6 +34,13 @@ up() {
   iptables -A "$FW_CHAIN" -i "$BRIDGE_IF" -j DROP
   iptables -A "$FW_CHAIN" -o "$BRIDGE_IF" -j DROP
   iptables -C FORWARD -j "$FW_CHAIN" 2>/dev/null || iptables -I FORWARD 1 -j "$FW_CHAIN"
+  # Two listeners cannot be bound to an address (workflow-controller health
+  # :6060, application-controller metrics :8082): accept them only from
+  # loopback and the harness's own interfaces.
+  iptables -N "$IN_CHAIN" 2>/dev/null || iptables -F "$IN_CHAIN"
+  for i in lo "$DUMMY_IF" "$BRIDGE_IF"; do iptables -A "$IN_CHAIN" -i "$i" -j RETURN; done
+  iptables -A "$IN_CHAIN" -p tcp -m multiport --dports 6060,8082 -j DROP
+  iptables -C INPUT -j "$IN_CHAIN" 2>/dev/null || iptables -I INPUT 1 -j "$IN_CHAIN"
   sysctl -qw net.ipv4.ip_forward=1
   if [[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ]]; then sysctl -qw net.bridge.bridge-nf-call-iptables=1; fi
 }
@@ -43,8 +50,11 @@ down() {
   ip route del "$SERVICE_CIDR" dev "$DUMMY_IF" 2>/dev/null || true
   ip link del "$DUMMY_IF" 2>/dev/null || true
   while iptables -D FORWARD -j "$FW_CHAIN" 2>/dev/null; do :; done
-  iptables -F "$FW_CHAIN" 2>/dev/null || true
-  iptables -X "$FW_CHAIN" 2>/dev/null || true
+  while iptables -D INPUT -j "$IN_CHAIN" 2>/dev/null; do :; done
+  for c in "$FW_CHAIN" "$IN_CHAIN"; do
+    iptables -F "$c" 2>/dev/null || true
+    iptables -X "$c" 2>/dev/null || true
+  done
   # Chains the kubelet and kube-proxy created (KUBE-*), in every table, v4 and v6.
   local ipt t c
   for ipt in iptables ip6tables; do
