@@ -148,15 +148,17 @@ host_service argocd argocd-server https:443:8080:TCP http:80:8080:TCP
 start git-daemon git daemon --listen=127.0.0.1 --port="$GIT_PORT" --base-path="$STATE/git" --export-all --reuseaddr "$STATE/git"
 
 # --- wait, then an API token for the in-step binary and the CA that signed argocd-server
-waitfor "kubectl -n argocd get secret argocd-initial-admin-secret" 90
-waitfor "curl -sf --cacert $P/ca.crt https://$ARGOCD_ADDR/healthz" 90
 waitfor "git ls-remote git://127.0.0.1:$GIT_PORT/platform.git" 30
+waitfor "curl -sf --cacert $P/ca.crt https://$ARGOCD_ADDR/healthz" 90
+log "argocd-server answers"
+waitfor "kubectl -n argocd get secret argocd-initial-admin-secret" 90
 pw=$(kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d)
 session=$(curl -sf --cacert "$P/ca.crt" "https://$ARGOCD_ADDR/api/v1/session" -H 'Content-Type: application/json' \
   -d "{\"username\":\"admin\",\"password\":\"$pw\"}" | jq -r .token)
 token=$(curl -sf --cacert "$P/ca.crt" -X POST "https://$ARGOCD_ADDR/api/v1/account/deployctl/token" \
   -H "Authorization: Bearer $session" -H 'Content-Type: application/json' -d '{"id":"e2e"}' | jq -r .token)
 [[ -n $token && $token != null ]] || die "could not create the Argo CD API token"
+log "Argo CD API token created"
 umask 077
 printf '%s' "$token" >"$STATE/argocd/deployctl.token"
 printf '%s' "$session" >"$STATE/argocd/admin.token"

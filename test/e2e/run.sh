@@ -4,7 +4,7 @@
 # scenario's, or down's if the scenario passed but something was left behind.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-ts0=$(date +%s)
+ts0=$(date +%s); export ts0
 
 down_rc=0
 cleanup() { "$E2E_DIR/down.sh" || down_rc=$?; }

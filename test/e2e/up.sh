@@ -6,7 +6,7 @@
 # $STATE/run/<name>.pid; down.sh stops them by those pids.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-ts0=$(date +%s)
+ts0=$(date +%s); export ts0
 
 for f in "$RUN"/*.pid; do
   [[ -f $f ]] && kill -0 "$(cat "$f")" 2>/dev/null && die "already up ($f); run down.sh first"
