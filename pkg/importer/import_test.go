@@ -130,6 +130,22 @@ func TestRoundTripRFC(t *testing.T) {
 	if red := d.Redundant(); len(red) > 0 {
 		t.Errorf("redundant: %v", red)
 	}
+	// A real dependency written next to them: lint says which one already
+	// covers it (keycloak's stack waits for platform-data's).
+	withEdge := bytes.Replace(r.YAML, []byte("        - name: keycloak\n          dependsOn:\n"),
+		[]byte("        - name: keycloak\n          dependsOn:\n            - keycloak-postgres\n"), 1)
+	doc, err := spec.Load("edited.yaml", withEdge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := dag.Build(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := d2.Redundant()
+	if len(red) != 1 || !strings.Contains(red[0].Msg, "redundant dependency keycloak → keycloak-postgres: already implied by keycloak → stack platform-data → keycloak-postgres") {
+		t.Errorf("lint: %v", red)
+	}
 }
 
 func membership(p *spec.Platform) map[string][]string {

@@ -64,6 +64,8 @@ func (r *Run) Explain(name string) (*Explanation, error) {
 			e.Causes = append(e.Causes, Cause{Node: r.byName[b], Path: r.path(n, b)})
 		}
 		switch {
+		case len(n.BlockedBy) > 0 && r.Action == actionTeardown:
+			e.Summary = fmt.Sprintf("%s was never deleted: %s failed, and it goes only after them (what depends on an app is deleted first)", n.Name, strings.Join(n.BlockedBy, ", "))
 		case len(n.BlockedBy) > 0:
 			e.Summary = fmt.Sprintf("%s was never %s: %s failed, and it depends on it", n.Name, past(verb), strings.Join(n.BlockedBy, ", "))
 		default:

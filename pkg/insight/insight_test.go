@@ -317,6 +317,22 @@ func TestExplainTeardown(t *testing.T) {
 	if e.Summary != "cert-manager is not deleted yet: it goes after what depends on it, and database is still there" {
 		t.Errorf("%q", e.Summary)
 	}
+
+	// The deletion of database fails: what it depends on is never deleted.
+	n := wf.Status.Nodes["minimal-teardown-t1-2"]
+	n.Phase, n.Message = wfv1.NodeFailed, "teardown failed"
+	wf.Status.Nodes["minimal-teardown-t1-2"] = n
+	wf.Status.Phase = wfv1.WorkflowFailed
+	r, err = Load(context.Background(), clients([]runtime.Object{wf}), Options{Namespace: "argo", Workflow: wf.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ = r.Explain("ingress-nginx")
+	if r.Node("ingress-nginx").State != Omitted ||
+		e.Summary != "ingress-nginx was never deleted: database failed, and it goes only after them (what depends on an app is deleted first)" ||
+		strings.Join(e.Causes[0].Path, " ← ") != "ingress-nginx ← stack base ← database" {
+		t.Errorf("%s: %q %+v", r.Node("ingress-nginx").State, e.Summary, e.Causes)
+	}
 }
 
 // Without a name, the latest deploy or teardown run of the platform;
