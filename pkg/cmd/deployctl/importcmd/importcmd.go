@@ -26,9 +26,9 @@ func NewCommand() *cobra.Command {
 		Use:   "import PATH...",
 		Short: "Write a platform spec from existing Argo CD Applications (an app-of-apps with sync waves)",
 		Long: `import reads Argo CD Application manifests — files or folders of YAML or
-JSON, single objects, multi-document YAML as an app-of-apps chart renders it,
-or a List as 'kubectl get applications -A -o yaml' prints it (status ignored)
-— and writes a platform spec:
+JSON ("-" for stdin), single objects, multi-document YAML as an app-of-apps
+chart renders it, or a List as 'kubectl get applications -A -o yaml' prints
+it (status ignored) — and writes a platform spec:
 
   - stacks from --stack-from: label=KEY or annotation=KEY (its value), parent
     (the parent Application: owner reference or Argo CD's tracking label), or
@@ -71,7 +71,22 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 			if output == "" || output == "-" {
 				o.File = "(stdout)"
 			}
-			in, err := importer.Read(args)
+			var paths []string
+			stdin := false
+			for _, a := range args {
+				if a == "-" {
+					stdin = true
+				} else {
+					paths = append(paths, a)
+				}
+			}
+			in, err := importer.Read(paths)
+			if err == nil && stdin {
+				var data []byte
+				if data, err = io.ReadAll(cmd.InOrStdin()); err == nil {
+					err = in.Parse("(stdin)", "stdin", data)
+				}
+			}
 			if err != nil {
 				return exitcode.With(exitcode.Invalid, err)
 			}

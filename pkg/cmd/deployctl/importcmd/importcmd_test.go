@@ -12,7 +12,12 @@ import (
 )
 
 func run(args ...string) (string, string, error) {
+	return runWith(nil, args...)
+}
+
+func runWith(stdin []byte, args ...string) (string, string, error) {
 	cmd := NewCommand()
+	cmd.SetIn(bytes.NewReader(stdin))
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -82,5 +87,20 @@ func TestImportInvalidArguments(t *testing.T) {
 		if _, _, err := run(args...); exitcode.Of(err) != exitcode.Invalid {
 			t.Errorf("%v: err %v, want exit 3", args, err)
 		}
+	}
+}
+
+// kubectl get applications -A -o yaml | deployctl import -
+func TestImportFromStdin(t *testing.T) {
+	dump, err := os.ReadFile(testdata + "rfc/components.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runWith(dump, "-", testdata+"rfc/app-of-apps.yaml", "--name", "rfc")
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	if !strings.Contains(stderr, "imported 41 apps in 11 stacks") || !strings.Contains(out, "- name: temporal-ui") {
+		t.Errorf("stderr:\n%s", stderr)
 	}
 }
