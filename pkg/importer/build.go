@@ -271,7 +271,10 @@ func (b *builder) keep(a *app, in map[string]string, drop []string, what string)
 	var out map[string]string
 	for k, v := range in {
 		if dropped(k, drop) {
-			if k != plan.ArgoCDSyncWave { // moved, not dropped: the header says so
+			// Not worth a note: the wave moves (the header says so), and
+			// deployctl's own labels come back from generate.
+			own := strings.HasPrefix(k, "deployctl.dev/") || (k == compile.LabelManagedBy && v == compile.ManagedBy)
+			if k != plan.ArgoCDSyncWave && !own {
 				b.dropped[what+" "+k] = append(b.dropped[what+" "+k], a.name)
 			}
 			continue
