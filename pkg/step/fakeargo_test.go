@@ -419,6 +419,12 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 		gwError(w, 401, 16, "no session information")
 		return
 	}
+	// argocd-server's content-type guard (server.enforceContentTypes).
+	if r.Method != http.MethodGet && r.Header.Get("Content-Type") != "application/json" {
+		f.mu.Unlock()
+		http.Error(w, "Invalid content type", http.StatusUnsupportedMediaType)
+		return
+	}
 	if f.sc.fail503 > 0 {
 		f.sc.fail503--
 		f.mu.Unlock()

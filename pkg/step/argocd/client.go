@@ -304,7 +304,9 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 	c.mu.Unlock()
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "deploystep")
-	if body != nil {
+	// argocd-server refuses every non-GET request without a JSON content
+	// type (415 "Invalid content type", its CSRF guard), bodiless DELETEs too.
+	if body != nil || method != http.MethodGet {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	return req, nil
