@@ -110,7 +110,10 @@ data:
   telemetryConfig: |
     enabled: false
 YAML
-start workflow-controller env LEADER_ELECTION_DISABLE=true LEADER_ELECTION_IDENTITY=e2e workflow-controller --kubeconfig "$KUBECONFIG" --namespace argo \
+# E2E_WORKFLOW_CONTROLLER_ENV adds controller settings, e.g. DEFAULT_REQUEUE_TIME=1s
+# (Argo's default 10s requeue shows in every node's finish time; see README).
+# shellcheck disable=SC2086
+start workflow-controller env LEADER_ELECTION_DISABLE=true LEADER_ELECTION_IDENTITY=e2e ${E2E_WORKFLOW_CONTROLLER_ENV:-} workflow-controller --kubeconfig "$KUBECONFIG" --namespace argo \
   --executor-image "local.test/argoexec:$AWF" --executor-image-pull-policy Never
 
 # --- Argo CD: CRDs, ConfigMaps and Secrets of install.yaml (no workloads), host processes
