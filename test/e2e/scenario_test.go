@@ -137,6 +137,9 @@ func (s *scenario) validateTemplate() string { return s.p.Name + "-validate" }
 
 func (s *scenario) deploy() (string, error) {
 	h := s.h
+	if err := s.reset(); err != nil { // a fresh deploy, whatever ran before
+		return "", fmt.Errorf("reset: %w", err)
+	}
 	gen := filepath.Join(h.state, "generated")
 	_ = os.RemoveAll(gen)
 	if _, err := h.run(10*time.Minute, h.repo, "go", "run", "./cmd/deployctl", "generate", "test/e2e/testdata/platform.yaml", "-o", gen); err != nil {
