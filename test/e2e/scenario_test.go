@@ -159,7 +159,18 @@ func (s *scenario) deploy() (string, error) {
 			}
 			return "", fmt.Errorf("generated output lacks %s/kustomization.yaml", d)
 		}
-		if _, err := h.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=deployctl", "-k", dir); err != nil {
+		args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=deployctl"}
+		if k, _ := os.ReadFile(filepath.Join(dir, "kustomization.yaml")); strings.Contains(string(k), "kind: Component") {
+			// A kustomize Component of patches to the Argo CD install (argocd-cm):
+			// the cluster's argocd-cm exists, so its patches apply as they are.
+			patches, _ := filepath.Glob(filepath.Join(dir, "*patch*.yaml"))
+			for _, p := range patches {
+				args = append(args, "-f", p)
+			}
+		} else {
+			args = append(args, "-k", dir)
+		}
+		if _, err := h.kubectl(args...); err != nil {
 			return "", err
 		}
 		applied = append(applied, d)
