@@ -3,6 +3,8 @@
 # registry, no container engine): tools/cmd/mkimage, go-containerregistry.
 #   images.sh e2e [DIR]      pause, argoexec, e2eapp and the step image, for the
 #                            e2e cluster (default DIR: $STATE/images)
+#   images.sh reload         rebuild the step image from ./cmd/deploystep and
+#                            import it into the running cluster's containerd
 #   images.sh product [DIR]  the product's images (default DIR: dist/):
 #                            deployctl (executor, ./cmd/deployctl) and
 #                            deploystep (in-step, ./cmd/deploystep)
@@ -10,13 +12,13 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-what=${1:?usage: images.sh e2e|product [DIR]}
+what=${1:?usage: images.sh e2e|reload|product [DIR]}
 TAG=${IMAGE_TAG:-dev}
 REG=${IMAGE_REGISTRY:-local.test}
 CA=/etc/ssl/certs/ca-certificates.crt
 [[ -f $CA ]] || die "no CA bundle at $CA (apt-get install ca-certificates)"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-if [[ $what == e2e && -f $STATE/pki/ca.crt ]]; then
+if [[ $what != product && -f $STATE/pki/ca.crt ]]; then
   # The cluster's images trust the e2e CA too (argocd-server's certificate),
   # the way an organisation bakes its CA into its images.
   cat "$CA" "$STATE/pki/ca.crt" >"$work/ca-bundle.crt"; CA=$work/ca-bundle.crt
@@ -62,6 +64,13 @@ e2e)
   for i in pause argoexec e2eapp; do ln -f "$cache/$i.tar" "$out/$i.tar" 2>/dev/null || cp "$cache/$i.tar" "$out/$i.tar"; done
   step_image "$out"
   ;;
+reload)
+  SOCK=$STATE/containerd/containerd.sock
+  [[ -S $SOCK ]] || die "no running e2e containerd ($SOCK)"
+  step_image "$STATE/images"
+  ctr -a "$SOCK" -n k8s.io images import "$STATE/images/deploystep.tar" >/dev/null
+  log "step image reloaded: $REG/deploystep:$TAG"
+  ;;
 product)
   out=${2:-$REPO_ROOT/dist}; mkdir -p "$out"
   gobuild ./cmd/deployctl "$work/deployctl" || die "./cmd/deployctl does not build"
@@ -69,5 +78,5 @@ product)
     -entrypoint /usr/local/bin/deployctl -ca-certs "$CA"
   step_image "$out"
   ;;
-*) die "usage: images.sh e2e|product [DIR]" ;;
+*) die "usage: images.sh e2e|reload|product [DIR]" ;;
 esac
