@@ -108,8 +108,8 @@ func (r *run) prepare(ctx context.Context, action dag.Action, upToDate func() (b
 	}
 	dec := decide(runs, action, r.compiled.SpecHash, r.cfg.ForceRun, upToDate)
 	wr := &WorkflowRun{Namespace: r.wfNamespace(), Decision: dec.Kind, Reason: dec.Reason}
-	if dec.Run != nil {
-		wr.Name = dec.Run.Name
+	if dec.Run != nil && dec.Kind != DecideSubmit {
+		wr.Name = dec.Run.Name // the run acted on; a new one is named when created
 	}
 	r.report.Workflow = wr
 	r.log.Phase(PhaseSubmit).Info("decided", "decision", dec.Kind, "workflow", wr.Name, "reason", dec.Reason)

@@ -11,7 +11,8 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// FieldManager owns every field deployctl applies.
+// FieldManager owns the fields deployctl applies (but see
+// PlatformFieldManager).
 const FieldManager = "deployctl"
 
 // Apply results.
@@ -62,7 +63,10 @@ func applyOne(ctx context.Context, dyn dynamic.Interface, o object, dryRun bool)
 	case err != nil:
 		return "", err
 	}
-	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	opts := metav1.ApplyOptions{FieldManager: o.manager, Force: true}
+	if opts.FieldManager == "" {
+		opts.FieldManager = FieldManager
+	}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}

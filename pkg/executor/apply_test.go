@@ -64,6 +64,15 @@ func TestObjectsToApply(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	for i, o := range objs {
+		want := FieldManager
+		if i == 3 || i == 4 {
+			want = "deployctl-minimal" // the Argo CD ConfigMaps shared by platforms
+		}
+		if o.manager != want {
+			t.Errorf("%s applied by %q, want %q", o, o.manager, want)
+		}
+	}
 	cm := objs[3].u
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	if data["accounts.deployctl"] != "apiKey" || data["resource.customizations.health.argoproj.io_Application"] == "" ||

@@ -148,12 +148,15 @@ func (f *follower) transition(w *wfv1.Workflow, name string, n *wfv1.NodeStatus,
 	}
 	f.clearLine()
 	fmt.Fprintln(f.out, strings.TrimRight(line, " "))
-	lv := f.r.log.For(PhaseFollow, name).Info
-	if f.tty {
-		lv = f.r.log.For(PhaseFollow, name).Debug // the terminal shows it already
+	// The line above is for people; the record is for machines: at info in
+	// JSON logs, at debug in text logs (where it would repeat the line).
+	lg := f.r.log.For(PhaseFollow, name)
+	lv := lg.Debug
+	if f.r.cfg.LogFormat == "json" {
+		lv = lg.Info
 	}
 	if n.FailedOrError() {
-		lv = f.r.log.For(PhaseFollow, name).Error
+		lv = lg.Error
 	}
 	lv("node "+string(n.Phase), "workflow", w.Name, "node_phase", string(n.Phase), "previous", string(prev),
 		"attempts", tries, "seconds", nodeSeconds(n), "message", msg)

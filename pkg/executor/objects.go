@@ -18,7 +18,17 @@ import (
 type object struct {
 	gvr schema.GroupVersionResource
 	u   *unstructured.Unstructured
+	// manager is the server-side apply field manager: FieldManager, or
+	// PlatformFieldManager for the Argo CD ConfigMap partials.
+	manager string
 }
+
+// PlatformFieldManager owns a platform's keys of the ConfigMaps Argo CD
+// shares between platforms (argocd-cm, argocd-rbac-cm). A field manager owns
+// exactly what it last applied: with one manager for every platform, the
+// apply of one platform would remove the RBAC policy key and the health
+// customizations of the others.
+func PlatformFieldManager(platform string) string { return FieldManager + "-" + platform }
 
 func (o object) String() string {
 	if ns := o.u.GetNamespace(); ns != "" {
@@ -96,7 +106,11 @@ func objectsToApply(c *Config, out *compile.Output) ([]object, error) {
 		if !ok {
 			return nil, fmt.Errorf("internal: no resource known for kind %s", u.GetKind())
 		}
-		objs = append(objs, object{gvr: gvr, u: u})
+		mgr := FieldManager
+		if u.GetKind() == "ConfigMap" && u.GetNamespace() == p.Spec.ArgoCD.Namespace {
+			mgr = PlatformFieldManager(out.Platform)
+		}
+		objs = append(objs, object{gvr: gvr, u: u, manager: mgr})
 	}
 	return objs, nil
 }

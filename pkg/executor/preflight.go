@@ -210,7 +210,11 @@ func (r *run) checkPermissions(ctx context.Context) Check {
 		c.Reason = fmt.Sprintf("%d of %d denied: %s", len(denied), asked, strings.Join(denied, "; "))
 		return c
 	}
-	c.Status, c.Reason = Pass, fmt.Sprintf("all %d verbs the %s needs are allowed", asked, r.cfg.Action)
+	what := r.cfg.Action
+	if what == ActionPreflight {
+		what = ActionDeploy // preflight checks for deploy
+	}
+	c.Status, c.Reason = Pass, fmt.Sprintf("all %d verbs %s needs are allowed", asked, what)
 	return c
 }
 

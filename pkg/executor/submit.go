@@ -85,6 +85,7 @@ func planRetry(ctx context.Context, w *wfv1.Workflow) (*retryPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("preparing the retry of %s: %w", w.Name, err)
 	}
+	keepSucceeded(w, nw)
 	before, after := taskNodes(w), taskNodes(nw)
 	var reset []string
 	for name := range before {
@@ -96,12 +97,33 @@ func planRetry(ctx context.Context, w *wfv1.Workflow) (*retryPlan, error) {
 	return &retryPlan{wf: nw, reset: reset, podsToDel: pods}, nil
 }
 
+// keepSucceeded restores the Retry nodes that Argo's retry sets back to
+// Running although their last attempt succeeded. FormulateRetryWorkflow
+// resets every Retry node on one path from a failed node up to the root
+// (through joins: a join's parent is one of its dependencies, picked by map
+// order); the controller marks such a node Succeeded again only when its
+// DAG walk visits it, and it never visits a task whose dependents are all
+// done already (e.g. a dependency of a Succeeded join): the run then stays
+// Running forever, every node green. Seen on the e2e cluster with Argo
+// Workflows v3.6.18 (`widget-crd`, reached only through the join
+// `foundation`). Restoring them changes nothing else: they do not run
+// again either way, and their dependents are re-run only if they were reset.
+func keepSucceeded(old, nw *wfv1.Workflow) {
+	for id, n := range nw.Status.Nodes {
+		o, ok := old.Status.Nodes[id]
+		if n.Type != wfv1.NodeTypeRetry || n.Phase == wfv1.NodeSucceeded || !ok || o.Phase != wfv1.NodeSucceeded || runsAgain(nw, &n) {
+			continue
+		}
+		n.Phase, n.Message, n.StartedAt, n.FinishedAt = o.Phase, o.Message, o.StartedAt, o.FinishedAt
+		n.Outputs = o.Outputs.DeepCopy()
+		nw.Status.Nodes[id] = n
+	}
+}
+
 // runsAgain says whether a task node of a retried run will run a pod
 // again: its node was removed, or it is not Succeeded and keeps no
-// succeeded attempt. Argo's retry also sets to Running the Retry nodes on
-// the path from a failed node to the root (its ancestors through joins);
-// the controller marks those Succeeded again from their succeeded attempt
-// without starting a pod (processNodeRetries), so they do not run again.
+// succeeded attempt (a Retry node whose last attempt succeeded is marked
+// Succeeded by the controller without a new pod: processNodeRetries).
 func runsAgain(w *wfv1.Workflow, n *wfv1.NodeStatus) bool {
 	if n == nil {
 		return true
