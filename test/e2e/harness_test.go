@@ -384,7 +384,7 @@ func (h *harness) runWorkflow(template, want string, timeout time.Duration, para
 		return w, err
 	}
 	if want != "" && w.Status.Phase != want {
-		return w, fmt.Errorf("%s: want %s, got %s", template, want, w.describe())
+		return w, fmt.Errorf("%s: want %s, got %s", template, want, w.describeWith(h.stepLogs(w)))
 	}
 	return w, nil
 }
@@ -433,8 +433,11 @@ func (w *workflow) failedApps(tmpl string) []string {
 	return out
 }
 
-// describe is a compact dump of a workflow's nodes, for failure messages.
-func (w *workflow) describe() string {
+// describe is a compact dump of a workflow's pod nodes, for failure
+// messages; a failed node shows the last line its step printed.
+func (w *workflow) describe() string { return w.describeWith(nil) }
+
+func (w *workflow) describeWith(logs map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %q\n", w.Metadata.Name, w.Status.Phase, w.Status.Message)
 	var ids []string
@@ -447,9 +450,48 @@ func (w *workflow) describe() string {
 		if n.Type != "Pod" {
 			continue
 		}
-		fmt.Fprintf(&b, "  %-40s %-10s %s\n", n.DisplayName, n.Phase, n.Message)
+		fmt.Fprintf(&b, "  %-28s %-10s %s\n", n.DisplayName, n.Phase, n.Message)
+		if l := logs[n.Name]; l != "" {
+			fmt.Fprintf(&b, "      %s\n", l)
+		}
 	}
 	return b.String()
+}
+
+// stepLogs: for each failed pod node of the workflow (by node name), the
+// last line of its main container that is not the executor's own.
+func (h *harness) stepLogs(w *workflow) map[string]string {
+	var l struct {
+		Items []struct {
+			Metadata struct {
+				Name        string
+				Annotations map[string]string
+			}
+		}
+	}
+	if err := h.getJSON(&l, "-n", argoNS, "get", "pods", "-l", "workflows.argoproj.io/workflow="+w.Metadata.Name); err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range l.Items {
+		node := p.Metadata.Annotations["workflows.argoproj.io/node-name"]
+		failed := false
+		for _, n := range w.Status.Nodes {
+			if n.Name == node && n.Type == "Pod" && (n.Phase == "Failed" || n.Phase == "Error") {
+				failed = true
+			}
+		}
+		if !failed {
+			continue
+		}
+		text, _ := h.kubectl("-n", argoNS, "logs", p.Metadata.Name, "-c", "main", "--tail=20")
+		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+			if line != "" && !strings.Contains(line, "argo=true") && !strings.HasPrefix(line, "Error: exit status") {
+				out[node] = line
+			}
+		}
+	}
+	return out
 }
 
 func sec(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }

@@ -87,14 +87,14 @@ func TestScenario(t *testing.T) {
 		default:
 			passed[i+1] = true
 		}
-		fmt.Printf("--- step %-28s %-4s %7s  %s\n", st.name, r.status, sec(r.dur), r.detail)
+		fmt.Printf("--- step %-28s %-4s %7s  %s\n", st.name, r.status, sec(r.dur), strings.Join(strings.Fields(r.detail), " "))
 		rows = append(rows, r)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%-28s  %-6s  %9s  %s\n", "STEP", "RESULT", "DURATION", "DETAIL")
 	np, nf := 0, 0
 	for _, r := range rows {
-		detail := r.detail
+		detail := strings.Join(strings.Fields(r.detail), " ")
 		if len(detail) > 160 {
 			detail = detail[:157] + "..."
 		}
@@ -422,11 +422,11 @@ func (s *scenario) failure() (string, error) {
 		return "", err
 	}
 	if w.Status.Phase != "Failed" {
-		return "", fmt.Errorf("want Failed: %s", w.describe())
+		return "", fmt.Errorf("want Failed: %s", w.describeWith(h.stepLogs(w)))
 	}
 	failed := w.failedApps(syncTmpl)
 	if len(failed) != 1 || failed[0] != brokenApp {
-		return "", fmt.Errorf("failed nodes %v, want [%s]: %s", failed, brokenApp, w.describe())
+		return "", fmt.Errorf("failed nodes %v, want [%s]: %s", failed, brokenApp, w.describeWith(h.stepLogs(w)))
 	}
 	apps, err := h.applications()
 	if err != nil {
@@ -487,7 +487,7 @@ func (s *scenario) resume() (string, error) {
 		return "", err
 	}
 	if w.Status.Phase != "Succeeded" {
-		return "", fmt.Errorf("after retry: %s", w.describe())
+		return "", fmt.Errorf("after retry: %s", w.describeWith(h.stepLogs(w)))
 	}
 	after, err := h.applications()
 	if err != nil {
@@ -646,7 +646,7 @@ func (s *scenario) validate() (string, error) {
 		}
 	}
 	if !named {
-		return "", fmt.Errorf("validate failed without naming %s: %s", degradedApp, w2.describe())
+		return "", fmt.Errorf("validate failed without naming %s: %s", degradedApp, w2.describeWith(h.stepLogs(w2)))
 	}
 	return fmt.Sprintf("healthy: %s Succeeded in %s; %s Degraded: %s %s naming %s", name, sec(okDur), degradedApp, name2, w2.Status.Phase, degradedApp), nil
 }
@@ -755,7 +755,7 @@ func (s *scenario) teardown() (string, error) {
 		return "", err
 	}
 	if w.Status.Phase != "Succeeded" {
-		return "", fmt.Errorf("teardown: %s", w.describe())
+		return "", fmt.Errorf("teardown: %s", w.describeWith(h.stepLogs(w)))
 	}
 	var errs []string
 	nodes := w.appNodes(teardownTmpl)
@@ -847,7 +847,7 @@ func (s *scenario) faults() (string, error) {
 		return "", err
 	}
 	if w.Status.Phase != "Succeeded" {
-		return "", fmt.Errorf("deploy with restarts: %s", w.describe())
+		return "", fmt.Errorf("deploy with restarts: %s", w.describeWith(h.stepLogs(w)))
 	}
 	apps, err := h.applications()
 	if err != nil {
