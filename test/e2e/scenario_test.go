@@ -389,18 +389,24 @@ func (s *scenario) makespan() (string, error) {
 
 const brokenApp = "catalog"
 
-// reset removes every Application (cascading) and whatever is left of the
-// platform's workloads (the PVC stays), so the next deploy starts from nothing.
+// reset removes the platform's Applications (cascading) and whatever is left
+// of its workloads (the PVC stays), so the next deploy starts from nothing.
+// Only this platform's objects, by name: the cluster may hold others.
 func (s *scenario) reset() error {
 	h := s.h
-	if _, err := h.kubectl("-n", argocdNS, "delete", "applications.argoproj.io", "--all", "--wait=true", "--timeout=180s"); err != nil {
+	args := append([]string{"-n", argocdNS, "delete", "applications.argoproj.io", "--ignore-not-found", "--wait=true", "--timeout=180s"}, s.p.Apps...)
+	if _, err := h.kubectl(args...); err != nil {
 		return err
 	}
-	_, _ = h.kubectl("-n", appNS, "delete", "deploy,sts,svc,cm", "-l", "app.kubernetes.io/part-of=e2e", "--wait=true", "--timeout=120s")
-	_, _ = h.kubectl("delete", "crd", "widgets.e2e.deployctl.dev", "--ignore-not-found", "--wait=true", "--timeout=60s")
+	var objs []string
+	for _, a := range s.p.Apps {
+		objs = append(objs, "deploy/"+a, "sts/"+a, "svc/"+a)
+	}
+	objs = append(objs, "cm/platform-config")
+	_, _ = h.kubectl(append([]string{"-n", appNS, "delete", "--ignore-not-found", "--wait=true", "--timeout=120s"}, objs...)...)
 	return h.waitFor("platform pods gone", 2*time.Minute, func() (bool, error) {
-		p, err := h.pods(appNS)
-		return err == nil && len(p) == 0, err
+		out, err := h.kubectl("-n", appNS, "get", "pods", "-l", "app.kubernetes.io/part-of=e2e", "-o", "name")
+		return err == nil && strings.TrimSpace(out) == "", err
 	})
 }
 
@@ -539,10 +545,17 @@ func (s *scenario) snap() (*snapshot, error) {
 		return nil, err
 	}
 	sn := &snapshot{appUID: map[string]string{}, podUID: map[string]string{}, restarts: map[string]int{}}
-	for n, a := range apps {
-		sn.appUID[n] = a.Metadata.UID
+	mine := map[string]bool{}
+	for _, a := range s.p.Apps {
+		mine[a] = true
+		if ap, ok := apps[a]; ok {
+			sn.appUID[a] = ap.Metadata.UID
+		}
 	}
 	for _, p := range pods {
+		if !mine[p.Metadata.Labels["app.kubernetes.io/name"]] {
+			continue
+		}
 		sn.podUID[p.Metadata.Name] = p.Metadata.UID
 		for _, c := range p.Status.ContainerStatuses {
 			sn.restarts[p.Metadata.Name] += c.RestartCount
@@ -707,10 +720,6 @@ func (w *appWatch) stop() {
 
 func (s *scenario) teardown() (string, error) {
 	h := s.h
-	before, err := h.applications()
-	if err != nil {
-		return "", err
-	}
 	// Refusals: no confirmation, and a wrong one.
 	var refusals []string
 	for _, params := range [][]string{nil, {"confirm=not-" + s.p.Name}} {
@@ -732,11 +741,10 @@ func (s *scenario) teardown() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for n, a := range before {
+	for _, n := range s.p.Apps {
 		if m, ok := mid[n]; !ok || m.Metadata.DeletionTimestamp != nil {
 			return "", fmt.Errorf("refused teardown still deleted %s", n)
 		}
-		_ = a
 	}
 	watch, err := h.watchApps()
 	if err != nil {
@@ -781,8 +789,10 @@ func (s *scenario) teardown() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(left) > 0 {
-		errs = append(errs, fmt.Sprintf("%d Applications left", len(left)))
+	for _, a := range s.p.Apps {
+		if _, ok := left[a]; ok {
+			errs = append(errs, "Application "+a+" left")
+		}
 	}
 	if out, _ := h.kubectl("-n", appNS, "get", "deploy,sts,svc,cm", "-l", "app.kubernetes.io/part-of=e2e", "-o", "name"); strings.TrimSpace(out) != "" {
 		errs = append(errs, "managed resources left: "+strings.Join(strings.Fields(out), " "))
