@@ -359,6 +359,26 @@ func (w *workflow) appNodes(tmpl string) map[string]wfNode {
 	return out
 }
 
+// stuckRetryNode: a Retry node that has been Running for longer than grace
+// although every attempt under it has finished.
+func (w *workflow) stuckRetryNode(grace time.Duration) string {
+	for _, n := range w.Status.Nodes {
+		if n.Type != "Retry" || n.Phase != "Running" || n.StartedAt == nil || time.Since(n.StartedAt.Time) < grace {
+			continue
+		}
+		done := len(n.Children) > 0
+		for _, c := range n.Children {
+			if ch, ok := w.Status.Nodes[c]; !ok || ch.FinishedAt == nil {
+				done = false
+			}
+		}
+		if done {
+			return n.DisplayName
+		}
+	}
+	return ""
+}
+
 // submit submits a WorkflowTemplate and returns the workflow's name.
 func (h *harness) submit(template string, params ...string) (string, error) {
 	args := []string{"submit", "--from", "workflowtemplate/" + template, "-o", "name"}

@@ -488,9 +488,29 @@ func (s *scenario) resume() (string, error) {
 		w, err := h.workflow(s.failWF)
 		return err == nil && w.Status.Phase == "Running", err
 	})
-	w, err := h.waitWorkflow(s.failWF, wfTimeout)
+	// Argo Workflows resets Succeeded Retry nodes to Running on a manual retry
+	// and never finishes them (argoproj/argo-workflows#14796): detect that
+	// instead of waiting out the timeout.
+	var stuck string
+	var w *workflow
+	err = h.waitFor("retried workflow to finish", wfTimeout, func() (bool, error) {
+		var err error
+		if w, err = h.workflow(s.failWF); err != nil {
+			return false, err
+		}
+		if w.Status.FinishedAt != nil && w.Status.Phase != "Running" {
+			return true, nil
+		}
+		if stuck = w.stuckRetryNode(time.Minute); stuck != "" {
+			return true, nil
+		}
+		return false, nil
+	})
 	if err != nil {
 		return "", err
+	}
+	if stuck != "" {
+		return "", fmt.Errorf("argo retry left node %s Running with no pod to run (argoproj/argo-workflows#14796: Succeeded Retry nodes are reset by a manual retry)", stuck)
 	}
 	if w.Status.Phase != "Succeeded" {
 		return "", fmt.Errorf("after retry: %s", w.describeWith(h.stepLogs(w)))
