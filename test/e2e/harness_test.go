@@ -359,8 +359,8 @@ func (w *workflow) appNodes(tmpl string) map[string]wfNode {
 	return out
 }
 
-// stuckRetryNode: a Retry node that has been Running for longer than grace
-// although every attempt under it has finished.
+// stuckRetryNode: a Retry node still Running although every attempt under it
+// finished more than grace ago.
 func (w *workflow) stuckRetryNode(grace time.Duration) string {
 	for _, n := range w.Status.Nodes {
 		if n.Type != "Retry" || n.Phase != "Running" || n.StartedAt == nil || time.Since(n.StartedAt.Time) < grace {
@@ -368,8 +368,8 @@ func (w *workflow) stuckRetryNode(grace time.Duration) string {
 		}
 		done := len(n.Children) > 0
 		for _, c := range n.Children {
-			if ch, ok := w.Status.Nodes[c]; !ok || ch.FinishedAt == nil {
-				done = false
+			if ch, ok := w.Status.Nodes[c]; !ok || ch.FinishedAt == nil || time.Since(ch.FinishedAt.Time) < grace {
+				done = false // an attempt runs, or the next one may still come (backoff)
 			}
 		}
 		if done {
