@@ -30,6 +30,15 @@ const (
 // (see templates/cluster-workflow-templates): how to reach Argo CD.
 func connectionParams(p *spec.Platform) []wfv1.Parameter {
 	a := p.Spec.ArgoCD
+	// Without a CA secret the (optional) CA volume names a placeholder and
+	// the step uses the system roots.
+	caSecret, caKey, caFile := "deployctl-argocd-ca", "ca.crt", ""
+	if a.CASecret != nil {
+		caSecret, caFile = a.CASecret.Name, caMount+"/ca.crt"
+		if a.CASecret.Key != "" {
+			caKey = a.CASecret.Key
+		}
+	}
 	return []wfv1.Parameter{
 		param("argocd-server", a.Server),
 		param("argocd-namespace", a.Namespace),
@@ -38,8 +47,14 @@ func connectionParams(p *spec.Platform) []wfv1.Parameter {
 		param("argocd-root-path", a.RootPath),
 		param("token-secret", a.TokenSecret.Name),
 		param("token-key", a.TokenSecret.Key),
+		param("ca-secret", caSecret),
+		param("ca-key", caKey),
+		param("argocd-ca-file", caFile),
 	}
 }
+
+// caMount is where the CWTs mount the CA bundle (templates/…).
+const caMount = "/var/run/secrets/argocd-ca"
 
 func param(name, value string) wfv1.Parameter {
 	return wfv1.Parameter{Name: name, Value: wfv1.AnyStringPtr(value)}

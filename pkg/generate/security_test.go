@@ -7,6 +7,9 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"github.com/argoproj/argo-workflows/v3/workflow/validate"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // TestPodsAreLockedDown: every pod the generated workflows can start runs
@@ -100,5 +103,48 @@ func TestTeardownRefusedWithoutConfirmation(t *testing.T) {
 	}
 	if err := validate.ValidateWorkflow(p.wts, p.cwts, with(&right), submit); err != nil {
 		t.Errorf("teardown with confirm=minimal refused: %v", err)
+	}
+}
+
+// TestCASecretReachesTheStep: argocd.caSecret is mounted as a file and its
+// path handed to the step; without it the step gets no CA file.
+func TestCASecretReachesTheStep(t *testing.T) {
+	for _, withCA := range []bool{false, true} {
+		d, err := dag.Load("../../examples/minimal.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withCA {
+			d.Platform.Spec.ArgoCD.CASecret = &spec.SecretKeyRef{Name: "argocd-ca", Key: "bundle.pem"}
+		}
+		tree, _, err := Tree(d, "platform")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := parse(t, tree)
+		args := p.wts["minimal-deploy"].Spec.Arguments
+		file, secret := args.GetParameterByName("argocd-ca-file").Value.String(), args.GetParameterByName("ca-secret").Value.String()
+		switch {
+		case withCA && (file != "/var/run/secrets/argocd-ca/ca.crt" || secret != "argocd-ca" || args.GetParameterByName("ca-key").Value.String() != "bundle.pem"):
+			t.Errorf("with caSecret: file %q secret %q", file, secret)
+		case !withCA && file != "":
+			t.Errorf("without caSecret the step is given CA file %q", file)
+		}
+		for name, cwt := range p.cwts {
+			c := cwt.Spec.Templates[0].Container
+			mounted := false
+			for _, m := range c.VolumeMounts {
+				mounted = mounted || (m.Name == "argocd-ca" && m.MountPath == "/var/run/secrets/argocd-ca")
+			}
+			env := ""
+			for _, e := range c.Env {
+				if e.Name == "ARGOCD_CA_FILE" {
+					env = e.Value
+				}
+			}
+			if !mounted || env != "{{workflow.parameters.argocd-ca-file}}" {
+				t.Errorf("%s: CA not mounted (%v) or not passed (%q)", name, mounted, env)
+			}
+		}
 	}
 }
