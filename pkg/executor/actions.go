@@ -93,12 +93,9 @@ func (r *run) applyPhase(ctx context.Context) (int, string, error) {
 // prepare is what deploy and teardown start with: preflight, apply the
 // templates, then decide on the run from the platform's workflows. A
 // non-zero code ends the action (a conflict included).
-func (r *run) prepare(ctx context.Context, action dag.Action, upToDate func() (bool, string)) (decision, int, string, error) {
+func (r *run) prepare(ctx context.Context, action dag.Action, upToDate, absent func() (bool, string)) (decision, int, string, error) {
 	if code, summary := r.runPreflight(ctx); code != exitcode.OK {
 		return decision{}, code, summary, nil
-	}
-	if code, summary, err := r.applyPhase(ctx); code != exitcode.OK {
-		return decision{}, code, summary, err
 	}
 	r.report.phase(PhaseSubmit)
 	runs, err := r.platformRuns(ctx)
@@ -107,17 +104,28 @@ func (r *run) prepare(ctx context.Context, action dag.Action, upToDate func() (b
 		return decision{}, exitcode.Failure, err.Error(), err
 	}
 	dec := decide(runs, action, r.compiled.SpecHash, r.cfg.ForceRun, upToDate)
+	if dec.Kind == DecideSubmit && absent != nil {
+		if ok, why := absent(); ok {
+			dec = decision{Kind: DecideNothing, Reason: why}
+		}
+	}
 	wr := &WorkflowRun{Namespace: r.wfNamespace(), Decision: dec.Kind, Reason: dec.Reason}
 	if dec.Run != nil && dec.Kind != DecideSubmit {
 		wr.Name = dec.Run.Name // the run acted on; a new one is named when created
 	}
 	r.report.Workflow = wr
 	r.log.Phase(PhaseSubmit).Info("decided", "decision", dec.Kind, "workflow", wr.Name, "reason", dec.Reason)
-	if dec.Kind == DecideConflict {
+	switch dec.Kind {
+	case DecideConflict:
 		r.metrics.Error(PhaseSubmit)
 		r.report.fail(componentExecutor, PhaseSubmit, dec.Reason)
 		r.report.recommend("wait for %s to finish (or stop it), then run %s again", dec.Run.Name, action)
 		return dec, exitcode.Failure, "another run of the platform is in progress: " + dec.Reason, nil
+	case DecideNothing:
+		return dec, exitcode.OK, "", nil
+	}
+	if code, summary, err := r.applyPhase(ctx); code != exitcode.OK {
+		return decision{}, code, summary, err
 	}
 	return dec, exitcode.OK, "", nil
 }
@@ -131,7 +139,7 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 			return false, err.Error()
 		}
 		return upToDate(states)
-	})
+	}, nil)
 	if code != exitcode.OK {
 		return code, summary, err
 	}
@@ -330,7 +338,7 @@ func (r *run) validate(ctx context.Context) (int, string, error) {
 	}
 	for _, c := range r.report.Components {
 		if c.Verdict != AggHealthy {
-			r.report.fail(c.Name, PhaseValidate, fmt.Sprintf("%s: %s", c.Verdict, c.Message))
+			r.report.fail(c.Name, PhaseValidate, c.Verdict+": "+c.Message)
 			r.metrics.Error(PhaseValidate)
 		}
 	}
@@ -342,13 +350,34 @@ func (r *run) validate(ctx context.Context) (int, string, error) {
 
 func (r *run) teardown(ctx context.Context) (int, string, error) {
 	refs := r.componentRefs(dag.Teardown)
-	dec, code, summary, err := r.prepare(ctx, dag.Teardown, nil)
+	var states map[string]*appState
+	dec, code, summary, err := r.prepare(ctx, dag.Teardown, nil, func() (bool, string) {
+		names, err := r.teardownNames(ctx, refs)
+		if err == nil {
+			states, _, err = r.readApps(ctx, names)
+		}
+		if err != nil {
+			return false, ""
+		}
+		for _, s := range states {
+			if s.Exists {
+				return false, ""
+			}
+		}
+		return true, fmt.Sprintf("none of the %d Applications of the scope exists (and none carries the platform's label)", len(states))
+	})
 	if code != exitcode.OK {
 		return code, summary, err
 	}
 	wr := r.report.Workflow
 	var w *wfv1.Workflow
 	switch dec.Kind {
+	case DecideNothing:
+		for _, c := range refs {
+			r.report.Components = append(r.report.Components, Component{Name: c.app, Stack: c.stack, Status: CompNothingToDo, Message: "the Application does not exist"})
+		}
+		r.withHealth(states)
+		return exitcode.OK, "nothing to tear down: " + dec.Reason + "; no workflow was run", nil
 	case DecideFollow:
 		w, wr.Name = dec.Run, dec.Run.Name
 	default:
@@ -395,21 +424,10 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 func (r *run) verifyTeardown(ctx context.Context, w *wfv1.Workflow, refs []compRef) (int, string, error) {
 	r.report.phase(PhaseVerify)
 	defer r.report.endPhase(PhaseVerify)
-	names := appsOf(refs)
-	if r.cfg.Scope == "platform" {
-		// Also what carries the platform's label but is no longer in the spec.
-		list, err := r.readPlatformApps(ctx)
-		if err == nil {
-			have := map[string]bool{}
-			for _, n := range names {
-				have[n] = true
-			}
-			for _, n := range list {
-				if !have[n] {
-					names = append(names, n)
-				}
-			}
-		}
+	names, err := r.teardownNames(ctx, refs)
+	if err != nil {
+		r.metrics.Error(PhaseVerify)
+		return exitcode.Failure, err.Error(), err
 	}
 	states, _, err := r.readApps(ctx, names)
 	if err != nil {
@@ -464,6 +482,30 @@ func teardownCode(phase wfv1.WorkflowPhase, comps []Component, left int) int {
 		return exitcode.Partial
 	}
 	return exitcode.OK
+}
+
+// teardownNames are the Applications a teardown must leave absent: the
+// scope's, and for the whole platform also any carrying its label (an app
+// removed from the spec since it was deployed).
+func (r *run) teardownNames(ctx context.Context, refs []compRef) ([]string, error) {
+	names := appsOf(refs)
+	if r.cfg.Scope != "platform" {
+		return names, nil
+	}
+	list, err := r.readPlatformApps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	for _, n := range list {
+		if !have[n] {
+			names = append(names, n)
+		}
+	}
+	return names, nil
 }
 
 // readPlatformApps lists the Applications labelled with the platform.

@@ -193,7 +193,7 @@ func (r *run) componentsFromApps(refs []compRef, states map[string]*appState) {
 			case !s.Exists:
 				comp.Message = "the Application does not exist"
 			case s.Verdict != AggHealthy:
-				comp.Message = strings.Join(append([]string{orDash(s.HealthMessage)}, s.Problems...), "; ")
+				comp.Message = healthDetail(s)
 			}
 		}
 		r.report.Components = append(r.report.Components, comp)
@@ -219,4 +219,19 @@ func plural(n int, one string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// healthDetail says what is known of an app that is not Healthy. Argo CD 3
+// no longer keeps resource health in the Application's status (it stays in
+// its cache), so the detail may be the API's alone.
+func healthDetail(s *appState) string {
+	var parts []string
+	if s.HealthMessage != "" {
+		parts = append(parts, s.HealthMessage)
+	}
+	parts = append(parts, s.Problems...)
+	if len(parts) == 0 {
+		return fmt.Sprintf("%s, sync %s; the Application status holds no detail: `argocd app get %s` shows the resource tree", orDash(s.Health), orDash(s.Sync), s.Name)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -17,6 +17,7 @@ const (
 	DecideFollow   = "follow"   // the same run is already running: watch it
 	DecideSkip     = "skip"     // deploy only: up to date, nothing to run
 	DecideConflict = "conflict" // another deploy or teardown of the platform is running
+	DecideNothing  = "nothing"  // teardown only: no Application of the scope exists
 )
 
 // decision is what to do, with the run it is about and why.
