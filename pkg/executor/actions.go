@@ -233,8 +233,8 @@ func (r *run) failureSummary(w *wfv1.Workflow, refs []compRef) string {
 	}
 	for _, f := range r.report.Failures {
 		if f.Phase == PhaseFollow {
-			r.report.recommend("fix %s (%s), then run deploy again: it resumes %s from %s; the %s that succeeded are not synced again",
-				f.Component, f.Message, w.Name, f.Component, plural(len(done), "app"))
+			r.report.recommend("fix %s (%s), then run deploy again: it resumes %s from %s; succeeded apps (%d) are not synced again",
+				f.Component, f.Message, w.Name, f.Component, len(done))
 		}
 	}
 	s := fmt.Sprintf("%s failed at %s", w.Name, strings.Join(failed, ", "))
