@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployctl/deployctl/internal/atomicfile"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer"
 	"github.com/deployctl/deployctl/pkg/spec"
@@ -107,7 +107,7 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 				_, err = cmd.OutOrStdout().Write(r.YAML)
 				return err
 			}
-			if err := writeAtomic(output, r.YAML); err != nil {
+			if err := atomicfile.Write(output, r.YAML); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", output)
@@ -161,25 +161,4 @@ func report(w io.Writer, r *importer.Result) {
 	}
 	fmt.Fprintf(w, "imported %d apps in %d stacks; %d dependencies inferred from sync waves (%d between stacks); %s\n",
 		len(r.Sources), len(r.Platform.Spec.Stacks), len(r.Edges), stackEdges, fields)
-}
-
-// writeAtomic writes through a temporary file in the same folder, so the
-// spec is either the old one or the whole new one.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
