@@ -56,14 +56,19 @@ type runner struct {
 func (r *runner) call(ctx context.Context, what string, fn func(context.Context) error) error {
 	delay := r.t.backoffInitial
 	var authSince time.Time
+	var fault error // the last fault the server gave, not the deadline that cut a request short
 	for attempt := 1; ; attempt++ {
 		err := fn(ctx)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return gaveUp(ctx, what, err)
+			if fault == nil {
+				fault = err
+			}
+			return gaveUp(ctx, what, fault)
 		}
+		fault = err
 		switch {
 		case argocd.IsAuth(err):
 			if authSince.IsZero() {
@@ -84,7 +89,7 @@ func (r *runner) call(ctx context.Context, what string, fn func(context.Context)
 			r.log("%s: %v (attempt %d; retrying)", what, err, attempt)
 		}
 		if sleep(ctx, jitter(delay)) != nil {
-			return gaveUp(ctx, what, err)
+			return gaveUp(ctx, what, fault)
 		}
 		delay = min(2*delay, r.t.backoffMax)
 	}

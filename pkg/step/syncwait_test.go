@@ -299,7 +299,7 @@ func TestServiceUnavailableIsRetried(t *testing.T) {
 func TestServiceUnavailableForever(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, fail503: 1 << 30})
-	o := syncAndWait(t, f, "--sync-timeout", "500ms")
+	o := syncAndWait(t, f, "--sync-timeout", "2s")
 	expect(t, o, ExitTransient, "still failing when the deadline passed", "HTTP 503")
 }
 
