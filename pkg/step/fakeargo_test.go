@@ -475,7 +475,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	switch kind {
 	case "get":
 		f.sendApp(w)
-	case "refresh":
+	case "refresh", "hard-refresh":
 		if f.sc.refreshIgnored {
 			f.sendApp(w)
 			return
@@ -483,7 +483,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 		if f.app.Annotations == nil {
 			f.app.Annotations = map[string]string{}
 		}
-		f.app.Annotations[v1alpha1.AnnotationKeyRefresh] = "normal"
+		f.app.Annotations[v1alpha1.AnnotationKeyRefresh] = r.URL.Query().Get("refresh")
 		f.refreshWanted = true
 		gen := f.refreshGen
 		f.bump()
@@ -585,6 +585,8 @@ func classify(r *http.Request) string {
 		return "deleteResource"
 	case r.Method == http.MethodDelete:
 		return "delete"
+	case q.Get("refresh") == "hard":
+		return "hard-refresh"
 	case q.Get("refresh") != "":
 		return "refresh"
 	}

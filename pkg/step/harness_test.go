@@ -24,6 +24,7 @@ func testTiming() timing {
 		terminateGrace: time.Second,
 		checkInterval:  50 * time.Millisecond,
 		refreshRetry:   50 * time.Millisecond,
+		confirmDelay:   50 * time.Millisecond,
 		validateBudget: 2 * time.Second,
 	}
 }

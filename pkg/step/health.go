@@ -31,50 +31,104 @@ import (
 // sanity check the answer's reconciledAt must not precede the operation's
 // finishedAt (same controller clock); if it does, the refresh is repeated.
 
+// One fresh reconciliation can still be wrong for a moment: a CRD applied by
+// the sync is Degraded ("not established") until the apiserver serves it, an
+// app whose resources were just created can be Missing until the
+// controller's watch delivers them, and Argo CD 3 keeps judging a re-created
+// CRD from its cache until a hard refresh. So a failing verdict is confirmed
+// once more, confirmDelay later, from a hard refresh; the step fails only if
+// that agrees. A real failure costs confirmDelay (seconds, against health
+// timeouts of minutes); a momentary one costs nothing.
+
 // awaitFreshHealth waits until health observed after our operation decides
 // the outcome: Healthy passes; Progressing waits until ctx's deadline;
-// Degraded, Missing, Unknown (and Suspended unless allowed) fail at once.
+// Degraded, Missing, Unknown (and Suspended unless allowed) fail once
+// confirmed.
 func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpts, op *argocd.OperationState, res *syncResult) error {
 	name := src.name
-	var fresh *argocd.Application
-	for {
-		err := r.call(ctx, "refresh application "+name, func(ctx context.Context) (err error) {
-			fresh, err = r.c.Refresh(ctx, name)
-			return err
-		})
-		if argocd.IsNotFound(err) {
-			return fail(ExitFailed, "application %s was deleted after its sync", name)
-		}
-		if err != nil {
-			return err
-		}
-		if reconciledAfter(fresh, op) {
-			break
-		}
-		r.log("the refreshed status of %s predates the end of the sync; refreshing again", name)
-		if sleep(ctx, r.t.refreshRetry) != nil {
-			return src.deadlineError("no reconciliation of %s after its sync within %s", name, o.healthTimeout)
-		}
+	fresh, err := r.refreshAfter(ctx, src, o, op)
+	if err != nil {
+		return err
 	}
 	// The source never steps back to an older resourceVersion (Argo CD
 	// itself treats them as integers), so once the answer is offered every
 	// view wait shows is the answer or newer.
 	src.offer(fresh)
 	r.log("judging the health of %s from the reconciliation after the sync (resourceVersion %s)", name, fresh.Metadata.ResourceVersion)
-	if done, err := r.judge(ctx, fresh, o.allowSuspended, res); done || err != nil {
-		return err
-	}
-	err := src.wait(ctx, func(v view) (bool, error) {
-		if v.gone() {
-			return false, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+	for {
+		done, verdict := r.judge(ctx, fresh, o.allowSuspended, res)
+		if done {
+			return nil
 		}
-		return r.judge(ctx, v.app, o.allowSuspended, res)
-	})
-	if err == errWaitDeadline {
-		last := src.current().app
-		return src.deadlineError("application %s is still %s %s after its sync%s", name, healthOf(last), o.healthTimeout, notHealthy(last))
+		if verdict == nil {
+			err := src.wait(ctx, func(v view) (bool, error) {
+				if v.gone() {
+					return false, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+				}
+				done, verr := r.judge(ctx, v.app, o.allowSuspended, res)
+				verdict = verr
+				return done || verr != nil, nil
+			})
+			if err == errWaitDeadline {
+				last := src.current().app
+				return src.deadlineError("application %s is still %s %s after its sync%s", name, healthOf(last), o.healthTimeout, notHealthy(last))
+			}
+			if err != nil || verdict == nil {
+				return err
+			}
+		}
+		r.log("%v; confirming with a hard refresh in %s", verdict, r.t.confirmDelay)
+		if sleep(ctx, r.t.confirmDelay) != nil {
+			return verdict
+		}
+		err := r.call(ctx, "hard refresh application "+name, func(ctx context.Context) (err error) {
+			fresh, err = r.c.HardRefresh(ctx, name)
+			return err
+		})
+		if argocd.IsNotFound(err) {
+			return fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+		}
+		if err != nil {
+			return verdict
+		}
+		src.offer(fresh)
+		if done, confirmed := r.judge(ctx, fresh, o.allowSuspended, res); done || confirmed != nil {
+			return confirmed
+		}
+		res.note("a momentary failing health was not confirmed by a hard refresh (now %s)", healthOf(fresh))
+		r.log("%s is %s on the hard refresh: the failure was momentary; waiting on", name, healthOf(fresh))
 	}
-	return err
+}
+
+// refreshAfter returns the application from a refresh that passes the
+// sanity check below; a refresh that keeps coming back too old is repeated
+// as a hard one.
+func (r *runner) refreshAfter(ctx context.Context, src *appSource, o syncOpts, op *argocd.OperationState) (*argocd.Application, error) {
+	name := src.name
+	for attempt := 1; ; attempt++ {
+		var fresh *argocd.Application
+		refresh := r.c.Refresh
+		if attempt > 2 {
+			refresh = r.c.HardRefresh
+		}
+		err := r.call(ctx, "refresh application "+name, func(ctx context.Context) (err error) {
+			fresh, err = refresh(ctx, name)
+			return err
+		})
+		if argocd.IsNotFound(err) {
+			return nil, fail(ExitFailed, "application %s was deleted after its sync", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if reconciledAfter(fresh, op) {
+			return fresh, nil
+		}
+		r.log("the refreshed status of %s predates the end of the sync; refreshing again", name)
+		if sleep(ctx, r.t.refreshRetry) != nil {
+			return nil, src.deadlineError("no reconciliation of %s after its sync within %s", name, o.healthTimeout)
+		}
+	}
 }
 
 // reconciledAfter is the sanity check described above.

@@ -22,6 +22,7 @@ type timing struct {
 	terminateGrace time.Duration // how long a terminated operation may take to stop
 	checkInterval  time.Duration // between attempts of an extra check
 	refreshRetry   time.Duration // before asking again for a refresh that came back too old
+	confirmDelay   time.Duration // a failing health is confirmed by a hard refresh this much later
 	validateBudget time.Duration // validate has no timeout flag: its retry budget
 }
 
@@ -35,6 +36,7 @@ func defaultTiming() timing {
 		terminateGrace: time.Minute,
 		checkInterval:  time.Second,
 		refreshRetry:   time.Second,
+		confirmDelay:   5 * time.Second,
 		validateBudget: 2 * time.Minute,
 	}
 }

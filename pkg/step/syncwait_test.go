@@ -96,13 +96,36 @@ func TestProgressingUntilHealthTimeout(t *testing.T) {
 
 // Health flapping Healthy → Degraded → Healthy: the first fresh verdict
 // Degraded fails at once (fail fast), whatever came before or after.
-func TestFlappingHealthFailsOnDegraded(t *testing.T) {
+// A Degraded that a hard refresh confirms fails, and soon: one confirmation
+// delay, not the health timeout.
+func TestPersistentDegradedFails(t *testing.T) {
 	t.Parallel()
-	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(degraded, healthy), resync: 30 * time.Millisecond})
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(degraded), resync: 30 * time.Millisecond})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitFailed, "is Degraded after its sync")
+	expect(t, o, ExitFailed, "is Degraded after its sync", "degraded resources: Deployment.apps ns/web")
+	if f.count("hard-refresh") != 1 {
+		t.Errorf("hard refreshes %d, want 1 (the confirmation)", f.count("hard-refresh"))
+	}
 	if o.elapsed > time.Second {
 		t.Errorf("Degraded must fail fast, took %s", o.elapsed)
+	}
+}
+
+// A fresh Degraded or Missing that the next reconciliations do not repeat
+// (a CRD not yet established, resources not yet in the controller's cache)
+// is not a failure.
+func TestMomentaryFailingHealthIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []health.HealthStatusCode{degraded, missing} {
+		t.Run(string(bad), func(t *testing.T) {
+			t.Parallel()
+			f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(bad, progressing, healthy), resync: 30 * time.Millisecond})
+			o := syncAndWait(t, f)
+			expect(t, o, ExitOK)
+			if !strings.Contains(o.stderr, "confirming with a hard refresh") {
+				t.Errorf("the momentary %s must be confirmed, stderr:\n%s", bad, o.stderr)
+			}
+		})
 	}
 }
 

@@ -132,7 +132,7 @@ func (c *Client) AppNamespace() string { return c.appNamespace }
 // Get returns the application. An absent application is an error for which
 // IsNotFound is true.
 func (c *Client) Get(ctx context.Context, name string) (*Application, error) {
-	return c.get(ctx, name, false)
+	return c.get(ctx, name, "")
 }
 
 // Refresh asks the controller to reconcile the application and returns it as
@@ -141,13 +141,20 @@ func (c *Client) Get(ctx context.Context, name string) (*Application, error) {
 // removes the annotation only in a reconciliation that started after it was
 // set. So the answer reflects a reconciliation that began after this call.
 func (c *Client) Refresh(ctx context.Context, name string) (*Application, error) {
-	return c.get(ctx, name, true)
+	return c.get(ctx, name, "normal")
 }
 
-func (c *Client) get(ctx context.Context, name string, refresh bool) (*Application, error) {
+// HardRefresh is Refresh that also makes the repo-server regenerate the
+// manifests and the controller re-assess every resource from scratch (a
+// re-created CRD, for one, is otherwise judged from what it cached).
+func (c *Client) HardRefresh(ctx context.Context, name string) (*Application, error) {
+	return c.get(ctx, name, "hard")
+}
+
+func (c *Client) get(ctx context.Context, name string, refresh string) (*Application, error) {
 	q := c.appQuery()
-	if refresh {
-		q.Set("refresh", "normal")
+	if refresh != "" {
+		q.Set("refresh", refresh)
 	}
 	var app Application
 	err := c.do(ctx, "get application "+name, http.MethodGet, "/api/v1/applications/"+url.PathEscape(name), q, nil, &app)
