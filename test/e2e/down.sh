@@ -11,7 +11,7 @@ B=$(tools_bin); export PATH=$B:$PATH
 SOCK=$STATE/containerd/containerd.sock
 
 # 1. Nothing may re-create pods or re-sync while we tear down.
-for c in argocd-application-controller argocd-server argocd-repo-server workflow-controller kube-controller-manager kube-scheduler; do
+for c in argocd-application-controller argocd-server argocd-forward argocd-repo-server workflow-controller kube-controller-manager kube-scheduler; do
   stop_pidfile "$RUN/$c.pid"
 done
 # 2. Delete every pod through the API while the kubelet runs, so it stops the

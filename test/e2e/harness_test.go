@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -359,26 +360,6 @@ func (w *workflow) appNodes(tmpl string) map[string]wfNode {
 	return out
 }
 
-// stuckRetryNode: a Retry node still Running although every attempt under it
-// finished more than grace ago.
-func (w *workflow) stuckRetryNode(grace time.Duration) string {
-	for _, n := range w.Status.Nodes {
-		if n.Type != "Retry" || n.Phase != "Running" || n.StartedAt == nil || time.Since(n.StartedAt.Time) < grace {
-			continue
-		}
-		done := len(n.Children) > 0
-		for _, c := range n.Children {
-			if ch, ok := w.Status.Nodes[c]; !ok || ch.FinishedAt == nil || time.Since(ch.FinishedAt.Time) < grace {
-				done = false // an attempt runs, or the next one may still come (backoff)
-			}
-		}
-		if done {
-			return n.DisplayName
-		}
-	}
-	return ""
-}
-
 // submit submits a WorkflowTemplate and returns the workflow's name.
 func (h *harness) submit(template string, params ...string) (string, error) {
 	args := []string{"submit", "--from", "workflowtemplate/" + template, "-o", "name"}
@@ -515,3 +496,61 @@ func (h *harness) stepLogs(w *workflow) map[string]string {
 }
 
 func sec(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+// executor runs `deployctl ACTION` (the containerized executor's entry
+// point, built from this checkout) against the cluster, configured the way
+// its image is: /config/{environment.yaml,dag.yaml} and /secrets/ as
+// directories under the state dir. It returns the output and exit code.
+func (h *harness) executor(action string, env ...string) (string, int, error) {
+	dir := filepath.Join(h.state, "executor")
+	cfg, sec := filepath.Join(dir, "config"), filepath.Join(dir, "secrets")
+	bin := filepath.Join(dir, "deployctl")
+	for _, d := range []string{cfg, sec} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", 0, err
+		}
+	}
+	if _, err := os.Stat(bin); err != nil {
+		if _, err := h.run(10*time.Minute, h.repo, "go", "build", "-o", bin, "./cmd/deployctl"); err != nil {
+			return "", 0, err
+		}
+	}
+	spec, err := os.ReadFile(filepath.Join(h.e2eDir, "testdata", "platform.yaml"))
+	if err != nil {
+		return "", 0, err
+	}
+	token, err := os.ReadFile(filepath.Join(h.state, "argocd", "deployctl.token"))
+	if err != nil {
+		return "", 0, err
+	}
+	ca, err := os.ReadFile(filepath.Join(h.state, "pki", "ca.crt"))
+	if err != nil {
+		return "", 0, err
+	}
+	environment := "name: e2e\ndomain: e2e.test\ngitRepository: git://127.0.0.1:9418/platform.git\ngitRevision: main\n"
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{
+		{filepath.Join(cfg, "dag.yaml"), spec},
+		{filepath.Join(cfg, "environment.yaml"), []byte(environment)},
+		{filepath.Join(sec, "argocd-token"), token},
+		{filepath.Join(sec, "argocd-ca.crt"), ca},
+	} {
+		if err := os.WriteFile(f.path, f.data, 0o600); err != nil {
+			return "", 0, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, action)
+	cmd.Env = append(os.Environ(), "KUBECONFIG_PATH="+h.kube, "ENVIRONMENT=e2e", "CONFIG_DIR="+cfg, "SECRETS_DIR="+sec,
+		"REPORT_DIR="+dir, "LOG_FORMAT=text")
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), ee.ExitCode(), nil
+	}
+	return string(out), 0, err
+}

@@ -32,7 +32,7 @@ func TestScenario(t *testing.T) {
 		{"2 order and health gate", 1, s.order},
 		{"3 makespan", 1, s.makespan},
 		{"4 failure", 1, s.failure},
-		{"5 resume (argo retry)", 4, s.resume},
+		{"5 resume (executor)", 4, s.resume},
 		{"6 idempotency", 1, s.idempotency},
 		{"7 validate", 1, s.validate},
 		{"8 teardown", 1, s.teardown},
@@ -464,7 +464,7 @@ func (s *scenario) failure() (string, error) {
 		name, n.DisplayName, n.Message, apps[brokenApp].Status.Health.Status, dependents, independent), nil
 }
 
-// ---- 5: resume with argo retry
+// ---- 5: resume with the executor
 
 func (s *scenario) resume() (string, error) {
 	h := s.h
@@ -480,40 +480,34 @@ func (s *scenario) resume() (string, error) {
 	if _, err := h.script("gitrepo.sh", "fix", brokenApp); err != nil {
 		return "", err
 	}
-	if _, err := h.argo("retry", s.failWF); err != nil {
-		return "", err
-	}
-	// argo retry resets the phase asynchronously; wait for it to leave Failed first.
-	_ = h.waitFor("retry to start", time.Minute, func() (bool, error) {
-		w, err := h.workflow(s.failWF)
-		return err == nil && w.Status.Phase == "Running", err
-	})
-	// Argo Workflows resets Succeeded Retry nodes to Running on a manual retry
-	// and never finishes them (argoproj/argo-workflows#14796): detect that
-	// instead of waiting out the timeout.
-	var stuck string
-	var w *workflow
-	err = h.waitFor("retried workflow to finish", wfTimeout, func() (bool, error) {
-		var err error
-		if w, err = h.workflow(s.failWF); err != nil {
-			return false, err
-		}
-		if w.Status.FinishedAt != nil && w.Status.Phase != "Running" {
-			return true, nil
-		}
-		if stuck = w.stuckRetryNode(time.Minute); stuck != "" {
-			return true, nil
-		}
-		return false, nil
-	})
+	// The executor's resume: `deployctl deploy` finds the failed run of the
+	// same spec and retries it in place. Not `argo retry`: Argo Workflows
+	// 3.6 resets Succeeded Retry nodes on a manual retry and never finishes
+	// them (argoproj/argo-workflows#14796, fixed in 3.7 by #14834); the
+	// executor's resume is Argo's retry with that fix.
+	runs0, err := s.deployRuns()
 	if err != nil {
 		return "", err
 	}
-	if stuck != "" {
-		return "", fmt.Errorf("argo retry left node %s Running with no pod to run (argoproj/argo-workflows#14796: Succeeded Retry nodes are reset by a manual retry)", stuck)
+	out, code, err := h.executor("deploy")
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return "", fmt.Errorf("deployctl deploy exited %d:\n%s", code, lastLines(out, 30))
+	}
+	if !strings.Contains(out, s.failWF) {
+		return "", fmt.Errorf("deployctl deploy did not name the resumed run %s:\n%s", s.failWF, lastLines(out, 30))
+	}
+	if runs, err := s.deployRuns(); err != nil || len(runs) != len(runs0) {
+		return "", fmt.Errorf("deployctl deploy submitted a new run instead of resuming %s (runs %v -> %v, %v)", s.failWF, runs0, runs, err)
+	}
+	w, err := h.workflow(s.failWF)
+	if err != nil {
+		return "", err
 	}
 	if w.Status.Phase != "Succeeded" {
-		return "", fmt.Errorf("after retry: %s", w.describeWith(h.stepLogs(w)))
+		return "", fmt.Errorf("after resume: %s", w.describeWith(h.stepLogs(w)))
 	}
 	after, err := h.applications()
 	if err != nil {
@@ -544,7 +538,16 @@ func (s *scenario) resume() (string, error) {
 	if len(errs) > 0 {
 		return "", errors.New(strings.Join(errs, "; "))
 	}
-	return fmt.Sprintf("retry ran only %v; %d succeeded apps kept their sync history and nodes", rerun, len(kept)), nil
+	return fmt.Sprintf("deployctl deploy resumed %s in place: ran only %v; %d succeeded apps kept their sync history and nodes", s.failWF, rerun, len(kept)), nil
+}
+
+// deployRuns lists the deploy workflows of the platform.
+func (s *scenario) deployRuns() ([]string, error) {
+	out, err := s.h.kubectl("-n", argoNS, "get", "workflows", "-l", "workflows.argoproj.io/workflow-template="+s.deployTemplate(), "-o", "name")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
 }
 
 // ---- 6: idempotency
@@ -771,7 +774,10 @@ func (s *scenario) teardown() (string, error) {
 		return "", err
 	}
 	time.Sleep(2 * time.Second) // initial ADDED events
-	name, err := h.submit(s.teardownTemplate(), "confirm="+s.p.Name)
+	// Argo CD never cascades to CRDs; crd-policy=delete has the step delete
+	// widget-crd's CRD through Argo CD before the Application. The PVC stays
+	// under the default pv-policy.
+	name, err := h.submit(s.teardownTemplate(), "confirm="+s.p.Name, "crd-policy=delete")
 	if err != nil {
 		watch.stop()
 		return "", err
@@ -828,6 +834,9 @@ func (s *scenario) teardown() (string, error) {
 	if !reported {
 		errs = append(errs, "retained PVC data-db-0 not reported in the teardown's node outputs")
 	}
+	if !strings.Contains(string(raw), "deletedCRDs") {
+		errs = append(errs, "deleted CRD widgets.e2e.deployctl.dev not reported in the teardown's node outputs")
+	}
 	w2, err := h.runWorkflow(s.teardownTemplate(), "Succeeded", 5*time.Minute, "confirm="+s.p.Name)
 	if err != nil {
 		return "", fmt.Errorf("teardown of the absent platform: %w", err)
@@ -835,7 +844,7 @@ func (s *scenario) teardown() (string, error) {
 	if len(errs) > 0 {
 		return "", errors.New(strings.Join(errs, "; "))
 	}
-	return fmt.Sprintf("refused (%s); %s Succeeded in %s, %d edges in reverse order; nothing left; PVC data-db-0 retained and reported; again: Succeeded in %s",
+	return fmt.Sprintf("refused (%s); %s Succeeded in %s, %d edges in reverse order; nothing left (CRD deleted under crd-policy=delete); PVC data-db-0 retained and reported; again: Succeeded in %s",
 		strings.Join(refusals, ", "), name, sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)), edges,
 		sec(w2.Status.FinishedAt.Sub(w2.Status.StartedAt.Time))), nil
 }
