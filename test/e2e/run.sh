@@ -11,11 +11,12 @@ cleanup() { "$E2E_DIR/down.sh" || down_rc=$?; }
 trap cleanup EXIT
 t=$(date +%s); "$E2E_DIR/up.sh"; up_s=$(( $(date +%s) - t ))
 rc=0
-mkdir -p "$STATE/logs"; t=$(date +%s)
+mkdir -p "$STATE/logs"; rm -f "$STATE/logs/scenario-summary.txt"; t=$(date +%s)
 (cd "$REPO_ROOT" && E2E_STATE_DIR=$STATE go test -tags e2e -count=1 -timeout 45m -v ./test/e2e/ 2>&1 | tee "$STATE/logs/scenario.log") || rc=$?
 scen_s=$(( $(date +%s) - t ))
 trap - EXIT
 t=$(date +%s); cleanup; down_s=$(( $(date +%s) - t ))
-log "e2e: up ${up_s}s, scenario ${scen_s}s, down ${down_s}s"
+[[ -f $STATE/logs/scenario-summary.txt ]] && cat "$STATE/logs/scenario-summary.txt"
+log "e2e: up ${up_s}s (tools build included), scenario ${scen_s}s, down ${down_s}s"
 (( rc != 0 )) && exit $rc
 exit $down_rc
