@@ -90,8 +90,9 @@ type fakeArgo struct {
 	servedFresh      map[health.HealthStatusCode]bool // fresh health the step was ever shown
 	syncRequests     []string
 	deletedResources []string
-	orphaned         bool // the app was deleted with cascade=false
-	updates          int  // upserts that changed the spec
+	changes          []string // deletions requested, in order
+	orphaned         bool     // the app was deleted with cascade=false
+	updates          int      // upserts that changed the spec
 	down             bool
 
 	// network
@@ -547,6 +548,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 			gwError(w, 400, 3, "test: want cascading foreground deletion, or cascade=false")
 			return
 		}
+		f.changes = append(f.changes, "delete application")
 		if f.deleting.IsZero() {
 			now := metav1.Now()
 			f.deleting = time.Now()
@@ -556,8 +558,23 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Write([]byte("{}"))
 	case "deleteResource":
+		// Argo CD deletes only what its tree holds (getAppLiveResource), at
+		// the node's version; the request's version is required all the same.
 		q := r.URL.Query()
-		f.deletedResources = append(f.deletedResources, fmt.Sprintf("%s/%s/%s/%s@%s", q.Get("group"), q.Get("kind"), q.Get("namespace"), q.Get("resourceName"), q.Get("version")))
+		ref := v1alpha1.ResourceRef{Group: q.Get("group"), Kind: q.Get("kind"), Namespace: q.Get("namespace"), Name: q.Get("resourceName")}
+		known := false
+		for _, n := range f.sc.tree {
+			if n.Group == ref.Group && n.Kind == ref.Kind && n.Namespace == ref.Namespace && n.Name == ref.Name && n.UID != "" {
+				known = true
+			}
+		}
+		if !known || q.Get("version") == "" {
+			gwError(w, 400, 3, fmt.Sprintf("%s %s %s not found as part of application %s", ref.Kind, ref.Group, ref.Name, name))
+			return
+		}
+		res := fmt.Sprintf("%s/%s/%s/%s@%s", ref.Group, ref.Kind, ref.Namespace, ref.Name, q.Get("version"))
+		f.deletedResources = append(f.deletedResources, res)
+		f.changes = append(f.changes, "delete "+res)
 		w.Write([]byte("{}"))
 	default:
 		gwError(w, 404, 5, "no route "+sub)

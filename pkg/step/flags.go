@@ -22,7 +22,7 @@ Usage:
       [--check resource:GROUP/KIND/NAMESPACE/NAME]... [--check http:URL=CODES]... [--allow-suspended]
   deploystep [connection flags] validate --app NAME [--app NAME]...
   deploystep [connection flags] teardown --app NAME --timeout D [--pv-policy retain|delete]
-      --platform NAME --confirm VALUE [--cascade=false]
+      [--crd-policy retain|delete] --platform NAME --confirm VALUE [--cascade=false]
 
 Connection flags (env var in brackets):
   --server [ARGOCD_SERVER]  --plaintext [ARGOCD_PLAINTEXT]  --insecure-skip-verify [ARGOCD_INSECURE_SKIP_VERIFY]
@@ -63,6 +63,7 @@ type teardownOpts struct {
 	app               string
 	timeout           time.Duration
 	pvPolicy          string
+	crdPolicy         string
 	platform, confirm string
 	cascade           bool
 }
@@ -114,6 +115,7 @@ func parseArgs(args []string, env func(string) (string, bool)) (*invocation, err
 		c.str(&t.app, "app", "", "Application name")
 		c.duration(&t.timeout, "timeout", 10*time.Minute, "how long deletion may take")
 		c.str(&t.pvPolicy, "pv-policy", "retain", "retain or delete the PersistentVolumeClaims of StatefulSets")
+		c.str(&t.crdPolicy, "crd-policy", "retain", "retain or delete the CustomResourceDefinitions the app manages (Argo CD never deletes them)")
 		c.str(&t.platform, "platform", "", "platform name")
 		c.str(&t.confirm, "confirm", "", "must equal --platform")
 		c.boolean(&t.cascade, "cascade", true, "delete the app's resources with it; false orphans them (the root Application, whose children have their own teardown nodes)")
@@ -175,8 +177,10 @@ func (inv *invocation) check() error {
 		if t.timeout <= 0 {
 			return fail(ExitUsage, "--timeout must be positive")
 		}
-		if t.pvPolicy != pvRetain && t.pvPolicy != pvDelete {
-			return fail(ExitUsage, "--pv-policy must be %q or %q, not %q", pvRetain, pvDelete, t.pvPolicy)
+		for _, p := range [][2]string{{"pv-policy", t.pvPolicy}, {"crd-policy", t.crdPolicy}} {
+			if p[1] != policyRetain && p[1] != policyDelete {
+				return fail(ExitUsage, "--%s must be %q or %q, not %q", p[0], policyRetain, policyDelete, p[1])
+			}
 		}
 		if t.platform == "" || t.confirm != t.platform {
 			return fail(ExitUsage, "teardown refused: --confirm must equal --platform (%q); nothing was deleted", t.platform)

@@ -67,6 +67,8 @@ func TestInvalidInvocations(t *testing.T) {
 		{[]string{"validate"}, base, "at least one --app"},
 		{[]string{"teardown", "--app", "a", "--platform", "p"}, base, "--confirm must equal --platform"},
 		{[]string{"teardown", "--app", "a", "--platform", "p", "--confirm", "p", "--pv-policy", "keep"}, base, "--pv-policy"},
+		{[]string{"teardown", "--app", "a", "--platform", "p", "--confirm", "p", "--crd-policy", "keep"}, base, "--crd-policy"},
+		{[]string{"teardown", "--app", "a", "--platform", "p", "--confirm", "p"}, map[string]string{"ARGOCD_SERVER": "x:1", "CRD_POLICY": "Delete"}, "--crd-policy"},
 		{[]string{"teardown", "--app", "a/b", "--platform", "p", "--confirm", "p"}, base, "invalid application name"},
 	}
 	for _, c := range cases {

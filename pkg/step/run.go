@@ -75,7 +75,8 @@ func newResult(inv *invocation) result {
 	case cmdValidate:
 		return &validateResult{header: h}
 	case cmdTeardown:
-		return &teardownResult{header: h, App: inv.teardown.app, Platform: inv.teardown.platform, PVPolicy: inv.teardown.pvPolicy}
+		t := inv.teardown
+		return &teardownResult{header: h, App: t.app, Platform: t.platform, PVPolicy: t.pvPolicy, CRDPolicy: t.crdPolicy}
 	}
 	return &h
 }

@@ -9,18 +9,20 @@ import (
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
-// PersistentVolumeClaim policies of teardown.
+// Policies of teardown (pv-policy, crd-policy) for what Argo CD's cascade
+// leaves behind.
 const (
-	pvRetain = "retain"
-	pvDelete = "delete"
+	policyRetain = "retain"
+	policyDelete = "delete"
 )
 
 // teardownResult is the result file of teardown.
 type teardownResult struct {
 	header
-	App      string `json:"app"`
-	Platform string `json:"platform"`
-	PVPolicy string `json:"pvPolicy"`
+	App       string `json:"app"`
+	Platform  string `json:"platform"`
+	PVPolicy  string `json:"pvPolicy"`
+	CRDPolicy string `json:"crdPolicy"`
 	// NothingToDo: the application was already gone.
 	NothingToDo bool `json:"nothingToDo"`
 	// Managed: what the application managed when teardown began.
@@ -32,6 +34,11 @@ type teardownResult struct {
 	RetainedPVCs []string `json:"retainedPVCs,omitempty"`
 	// DeletedPVCs: such claims deleted under pv-policy delete.
 	DeletedPVCs []string `json:"deletedPVCs,omitempty"`
+	// RetainedCRDs: CustomResourceDefinitions the app manages, kept under
+	// crd-policy retain (Argo CD never cascades to CRDs).
+	RetainedCRDs []string `json:"retainedCRDs,omitempty"`
+	// DeletedCRDs: such CRDs deleted under crd-policy delete.
+	DeletedCRDs []string `json:"deletedCRDs,omitempty"`
 }
 
 func (r *teardownResult) summary() string {
@@ -41,8 +48,8 @@ func (r *teardownResult) summary() string {
 	case r.NothingToDo:
 		return fmt.Sprintf("teardown %s: nothing to do, the application does not exist", r.App)
 	}
-	return fmt.Sprintf("teardown %s: deleted with its %d managed resources, no orphans (%d PVCs retained, %d deleted)",
-		r.App, len(r.Managed), len(r.RetainedPVCs), len(r.DeletedPVCs))
+	return fmt.Sprintf("teardown %s: deleted with its %d managed resources, no orphans (%d PVCs retained, %d deleted; %d CRDs retained, %d deleted)",
+		r.App, len(r.Managed), len(r.RetainedPVCs), len(r.DeletedPVCs), len(r.RetainedCRDs), len(r.DeletedCRDs))
 }
 
 // teardown deletes the application and everything it manages. The step can
@@ -50,12 +57,13 @@ func (r *teardownResult) summary() string {
 // CD says nothing about its former resources. So what will be left behind is
 // decided before deleting, from what Argo CD itself will skip:
 //   - resources whose live object carries argocd.argoproj.io/sync-options
-//     Delete=false or helm.sh/resource-policy: keep, and CRDs (Argo CD never
-//     cascades to CRDs) — reported as orphans, exit 2;
-//   - PVCs created from StatefulSet volumeClaimTemplates (in the tree, not
-//     managed): retained and listed under retain, deleted through Argo CD's
-//     resource API before the app under delete (afterwards Argo CD can no
-//     longer reach them).
+//     Delete=false or helm.sh/resource-policy: keep — reported as orphans,
+//     exit 2: someone asked for them to stay;
+//   - CRDs the app manages (Argo CD never cascades to CRDs), under
+//     crd-policy, and PVCs created from StatefulSet volumeClaimTemplates (in
+//     the tree, not managed), under pv-policy: retained and listed under
+//     retain, deleted through Argo CD's resource API before the app under
+//     delete (afterwards Argo CD can no longer reach them).
 //
 // Everything else is deleted by Argo CD's foreground cascade, which removes
 // the Application only after its resources are gone: waiting for the
@@ -94,13 +102,21 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *teardownResu
 	if err != nil && !argocd.IsNotFound(err) {
 		return err
 	}
+	var crds []argocd.ResourceRef
 	for _, m := range managed {
 		if m.Hook {
 			continue
 		}
 		res.Managed = append(res.Managed, m.Ref().String())
-		if reason := keptByArgoCD(m); reason != "" {
+		switch reason := keptByArgoCD(m); {
+		case reason != "":
 			res.Orphans = append(res.Orphans, issue(m.Ref(), "kept", reason))
+		case isCRD(m) && hasLive(m):
+			ref := m.Ref()
+			// The only version served since Kubernetes 1.22; Argo CD deletes
+			// at its tree node's version anyway.
+			ref.Version = "v1"
+			crds = append(crds, ref)
 		}
 	}
 	var tree *argocd.ApplicationTree
@@ -111,8 +127,15 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *teardownResu
 	if err != nil && !argocd.IsNotFound(err) {
 		return err
 	}
-	if err := r.handleTemplatePVCs(ctx, name, o.pvPolicy, templatePVCs(tree, managed), res); err != nil {
-		return err
+	for _, l := range []leftByCascade{
+		{flag: "pv-policy", policy: o.pvPolicy, what: "PVC(s) of StatefulSets", refs: templatePVCs(tree, managed),
+			retained: &res.RetainedPVCs, deleted: &res.DeletedPVCs},
+		{flag: "crd-policy", policy: o.crdPolicy, what: "CustomResourceDefinition(s)", refs: crds,
+			retained: &res.RetainedCRDs, deleted: &res.DeletedCRDs},
+	} {
+		if err := r.applyPolicy(ctx, name, l, res); err != nil {
+			return err
+		}
 	}
 
 	if app.Metadata.DeletionTimestamp == nil {
@@ -142,25 +165,37 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *teardownResu
 	return nil
 }
 
-// handleTemplatePVCs applies the PVC policy to claims Argo CD will not touch.
-func (r *runner) handleTemplatePVCs(ctx context.Context, app, policy string, pvcs []argocd.ResourceRef, res *teardownResult) error {
-	for _, pvc := range pvcs {
-		if policy == pvRetain {
-			res.RetainedPVCs = append(res.RetainedPVCs, pvc.String())
+// leftByCascade is what Argo CD's cascade will not delete and a policy flag
+// decides on.
+type leftByCascade struct {
+	flag, policy, what string
+	refs               []argocd.ResourceRef
+	retained, deleted  *[]string
+}
+
+// applyPolicy retains the resources, or deletes them through Argo CD's
+// resource API; one it fails to delete is an orphan.
+func (r *runner) applyPolicy(ctx context.Context, app string, l leftByCascade, res *teardownResult) error {
+	for _, ref := range l.refs {
+		if l.policy == policyRetain {
+			*l.retained = append(*l.retained, ref.String())
 			continue
 		}
-		err := r.call(ctx, "delete "+pvc.String(), func(ctx context.Context) error { return r.c.DeleteResource(ctx, app, pvc) })
+		err := r.call(ctx, "delete "+ref.String(), func(ctx context.Context) error { return r.c.DeleteResource(ctx, app, ref) })
 		switch {
 		case err == nil || argocd.IsNotFound(err):
-			res.DeletedPVCs = append(res.DeletedPVCs, pvc.String())
+			*l.deleted = append(*l.deleted, ref.String())
 		case exitCode(err) == ExitTransient:
 			return err
 		default:
-			res.Orphans = append(res.Orphans, issue(pvc, "not deleted", err.Error()))
+			res.Orphans = append(res.Orphans, issue(ref, "not deleted", err.Error()))
 		}
 	}
-	if len(res.RetainedPVCs) > 0 {
-		r.log("retaining %d PVC(s) of StatefulSets (pv-policy retain): %s", len(res.RetainedPVCs), strings.Join(res.RetainedPVCs, ", "))
+	if len(*l.retained) > 0 {
+		r.log("retaining %d %s (%s retain): %s", len(*l.retained), l.what, l.flag, strings.Join(*l.retained, ", "))
+	}
+	if len(*l.deleted) > 0 {
+		r.log("deleted %d %s (%s delete): %s", len(*l.deleted), l.what, l.flag, strings.Join(*l.deleted, ", "))
 	}
 	return nil
 }
@@ -192,12 +227,10 @@ nodes:
 }
 
 // keptByArgoCD says why Argo CD's cascade will not delete a managed resource
-// (controller.shouldBeDeleted), or "" if it will.
+// on request of its annotations (controller.shouldBeDeleted), or "" if it
+// will. CRDs, which it never deletes, are left to crd-policy.
 func keptByArgoCD(m argocd.ResourceDiff) string {
-	if m.Group == "apiextensions.k8s.io" && m.Kind == "CustomResourceDefinition" {
-		return "Argo CD does not delete CustomResourceDefinitions on cascade"
-	}
-	if m.LiveState == "" || m.LiveState == "null" {
+	if !hasLive(m) {
 		return ""
 	}
 	var live struct {
@@ -216,6 +249,15 @@ func keptByArgoCD(m argocd.ResourceDiff) string {
 		return "annotated helm.sh/resource-policy: keep"
 	}
 	return ""
+}
+
+func isCRD(m argocd.ResourceDiff) bool {
+	return m.Group == "apiextensions.k8s.io" && m.Kind == "CustomResourceDefinition"
+}
+
+// hasLive: the resource exists in the cluster.
+func hasLive(m argocd.ResourceDiff) bool {
+	return m.LiveState != "" && m.LiveState != "null"
 }
 
 func hasOption(list, opt string) bool {

@@ -41,6 +41,16 @@ func TestTeardownRefusedWithoutConfirmation(t *testing.T) {
 	}
 }
 
+func TestTeardownRefusesAnUnknownCRDPolicy(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy})
+	o := teardown(t, f, "--crd-policy", "orphan")
+	expect(t, o, ExitUsage, `--crd-policy must be "retain" or "delete", not "orphan"`)
+	if f.totalCalls() != 0 || o.str("crdPolicy") != "orphan" {
+		t.Fatalf("calls %v, result %v", f.calls, o.result)
+	}
+}
+
 func TestTeardownOfAbsentAppIsNothingToDo(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{})
@@ -88,19 +98,89 @@ func TestTeardownDeletesClaimsBeforeTheApp(t *testing.T) {
 	}
 }
 
-func TestTeardownReportsOrphans(t *testing.T) {
-	t.Parallel()
+// crdTree adds to statefulTree a CRD the app manages, and one it manages
+// but that no longer exists (nothing to retain or delete).
+func crdTree() ([]v1alpha1.ResourceNode, []*v1alpha1.ResourceDiff) {
 	tree, managed := statefulTree()
+	tree = append(tree, v1alpha1.ResourceNode{ResourceRef: v1alpha1.ResourceRef{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com", UID: "w1"}})
 	managed = append(managed,
 		&v1alpha1.ResourceDiff{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.com", LiveState: `{"metadata":{}}`},
+		&v1alpha1.ResourceDiff{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "gadgets.example.com", LiveState: "null"},
+	)
+	return tree, managed
+}
+
+// Argo CD never deletes CRDs on cascade; under the default crd-policy that
+// is what was asked for, not an orphan.
+func TestTeardownRetainsCRDs(t *testing.T) {
+	t.Parallel()
+	tree, managed := crdTree()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
+	o := teardown(t, f)
+	expect(t, o, ExitOK)
+	if got := anyStrings(o.result["retainedCRDs"]); len(got) != 1 || got[0] != "CustomResourceDefinition.apiextensions.k8s.io widgets.example.com" {
+		t.Errorf("retained CRDs %v", got)
+	}
+	if o.str("crdPolicy") != "retain" || o.result["orphans"] != nil || o.result["deletedCRDs"] != nil || len(f.deletedResources) != 0 {
+		t.Errorf("result %v, deleted %v", o.result, f.deletedResources)
+	}
+	if !strings.Contains(o.stdout, "1 CRDs retained") || !strings.Contains(o.stderr, "crd-policy retain") {
+		t.Errorf("stdout %q, stderr:\n%s", o.stdout, o.stderr)
+	}
+}
+
+// Under crd-policy delete the CRD goes through Argo CD's resource API while
+// Argo CD still knows it: before the Application's deletion.
+func TestTeardownDeletesCRDsBeforeTheApp(t *testing.T) {
+	t.Parallel()
+	tree, managed := crdTree()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
+	o := teardown(t, f, "--crd-policy", "delete")
+	expect(t, o, ExitOK)
+	f.mu.Lock()
+	changes := strings.Join(f.changes, "; ")
+	f.mu.Unlock()
+	if want := "delete apiextensions.k8s.io/CustomResourceDefinition//widgets.example.com@v1; delete application"; changes != want {
+		t.Errorf("changes %q, want %q", changes, want)
+	}
+	if got := anyStrings(o.result["deletedCRDs"]); len(got) != 1 || o.result["retainedCRDs"] != nil || o.str("crdPolicy") != "delete" {
+		t.Errorf("result %v", o.result)
+	}
+	// pv-policy is independent: the claim is still retained.
+	if got := anyStrings(o.result["retainedPVCs"]); len(got) != 1 {
+		t.Errorf("retained PVCs %v", got)
+	}
+}
+
+func TestTeardownReportsOrphans(t *testing.T) {
+	t.Parallel()
+	tree, managed := crdTree()
+	managed = append(managed,
+		&v1alpha1.ResourceDiff{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "kept.example.com", LiveState: `{"metadata":{"annotations":{"argocd.argoproj.io/sync-options":"Delete=false"}}}`},
 		&v1alpha1.ResourceDiff{Kind: "Secret", Namespace: "db", Name: "creds", LiveState: `{"metadata":{"annotations":{"argocd.argoproj.io/sync-options":"Prune=false, Delete=false"}}}`},
 		&v1alpha1.ResourceDiff{Kind: "Namespace", Name: "db", LiveState: `{"metadata":{"annotations":{"helm.sh/resource-policy":"keep"}}}`},
 	)
+	tree = append(tree, v1alpha1.ResourceNode{ResourceRef: v1alpha1.ResourceRef{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "kept.example.com", UID: "w2"}})
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
-	o := teardown(t, f)
+	// Even under crd-policy delete, an annotation asking to keep wins.
+	o := teardown(t, f, "--crd-policy", "delete")
 	expect(t, o, ExitPartial, "3 resource(s) were left in the cluster",
-		"CustomResourceDefinition.apiextensions.k8s.io widgets.example.com", "Secret db/creds (kept: annotated argocd.argoproj.io/sync-options: Delete=false)",
+		"CustomResourceDefinition.apiextensions.k8s.io kept.example.com (kept: annotated argocd.argoproj.io/sync-options: Delete=false)",
+		"Secret db/creds (kept: annotated argocd.argoproj.io/sync-options: Delete=false)",
 		"Namespace db (kept: annotated helm.sh/resource-policy: keep)")
+	if got := anyStrings(o.result["deletedCRDs"]); len(got) != 1 || got[0] != "CustomResourceDefinition.apiextensions.k8s.io widgets.example.com" {
+		t.Errorf("deleted CRDs %v", got)
+	}
+}
+
+// A resource Argo CD refuses to delete (here: not in its tree) is an orphan.
+func TestTeardownReportsAnUndeletedCRD(t *testing.T) {
+	t.Parallel()
+	tree, managed := statefulTree()
+	managed = append(managed, &v1alpha1.ResourceDiff{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.com", LiveState: `{"metadata":{}}`})
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
+	o := teardown(t, f, "--crd-policy", "delete")
+	expect(t, o, ExitPartial, "1 resource(s) were left in the cluster", "CustomResourceDefinition.apiextensions.k8s.io widgets.example.com (not deleted:")
 }
 
 // The root Application is deleted without cascade: its children (and, here,
