@@ -47,8 +47,14 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1
 		Enum:        []wfv1.AnyString{"retain", "delete"},
 		Description: wfv1.AnyStringPtr("retain (default) keeps PersistentVolumeClaims; delete removes them with their app"),
 	}
+	crd := wfv1.Parameter{
+		Name:        "crd-policy",
+		Value:       wfv1.AnyStringPtr("retain"),
+		Enum:        []wfv1.AnyString{"retain", "delete"},
+		Description: wfv1.AnyStringPtr("retain (default) keeps the CustomResourceDefinitions Argo CD never deletes; delete removes them, and every custom resource of their kinds, with their app"),
+	}
 	main := wfv1.Template{Name: string(dag.Teardown), DAG: &wfv1.DAGTemplate{Tasks: tasks}}
-	return workflowTemplate(d.Platform, string(dag.Teardown), hash, []wfv1.Parameter{confirm, pv}, main), nil
+	return workflowTemplate(d.Platform, string(dag.Teardown), hash, []wfv1.Parameter{confirm, pv, crd}, main), nil
 }
 
 // teardownTask deletes one app; its timeout is the app's sync plus health
@@ -60,6 +66,7 @@ func teardownTask(platform, name string, a *spec.App, deps []string, cascade str
 		param("platform", platform),
 		param("confirm", "{{workflow.parameters.confirm}}"),
 		param("pv-policy", "{{workflow.parameters.pv-policy}}"),
+		param("crd-policy", "{{workflow.parameters.crd-policy}}"),
 		param("timeout", timeout.String()),
 		param("deadline-seconds", seconds(timeout+deadlineSlack)),
 	}

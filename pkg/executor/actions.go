@@ -393,16 +393,16 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 				}
 			}
 			r.componentsFromApps(refs, states)
-			return exitcode.OK, fmt.Sprintf("dry run: would submit a teardown (pv-policy %s) deleting, in this order, the %d of %d apps that exist: %s",
-				r.cfg.PVPolicy, len(present), len(refs), strings.Join(present, " → ")), nil
+			return exitcode.OK, fmt.Sprintf("dry run: would submit a teardown (pv-policy %s, crd-policy %s) deleting, in this order, the %d of %d apps that exist: %s",
+				r.cfg.PVPolicy, r.cfg.CRDPolicy, len(present), len(refs), strings.Join(present, " → ")), nil
 		}
-		nw := r.newRun(dag.Teardown, map[string]string{"confirm": r.cfg.Confirm, "pv-policy": r.cfg.PVPolicy})
+		nw := r.newRun(dag.Teardown, map[string]string{"confirm": r.cfg.Confirm, "pv-policy": r.cfg.PVPolicy, "crd-policy": r.cfg.CRDPolicy})
 		if w, err = r.submit(ctx, nw); err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
 		wr.Name = w.Name
-		r.log.Phase(PhaseSubmit).Info("submitted", "workflow", w.Name, "pv_policy", r.cfg.PVPolicy)
+		r.log.Phase(PhaseSubmit).Info("submitted", "workflow", w.Name, "pv_policy", r.cfg.PVPolicy, "crd_policy", r.cfg.CRDPolicy)
 	}
 	r.report.endPhase(PhaseSubmit)
 

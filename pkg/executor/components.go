@@ -113,8 +113,15 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 				if comp.StepResult.NothingToDo {
 					comp.Status, comp.Message = CompNothingToDo, "the Application did not exist"
 				}
-				if len(comp.StepResult.RetainedPVCs) > 0 {
-					comp.Message = "retained PersistentVolumeClaims: " + strings.Join(comp.StepResult.RetainedPVCs, ", ")
+				var retained []string
+				if res := comp.StepResult; len(res.RetainedPVCs) > 0 {
+					retained = append(retained, "retained PersistentVolumeClaims: "+strings.Join(res.RetainedPVCs, ", "))
+				}
+				if res := comp.StepResult; len(res.RetainedCRDs) > 0 {
+					retained = append(retained, "retained CustomResourceDefinitions: "+strings.Join(res.RetainedCRDs, ", "))
+				}
+				if len(retained) > 0 {
+					comp.Message = strings.Join(retained, "; ")
 				}
 			}
 			if n.FailedOrError() {

@@ -50,6 +50,7 @@ type Config struct {
 	SpanID      string
 	Confirm     string
 	PVPolicy    string
+	CRDPolicy   string
 	ConfigDir   string
 	SecretsDir  string
 	// Timeout is the action's deadline; 0 means "derive it from the plan".
@@ -148,9 +149,11 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 		c.MetricsAddr = addr
 	}
 	if o.action == ActionTeardown {
-		c.PVPolicy = val["pv-policy"]
-		if c.PVPolicy != "retain" && c.PVPolicy != "delete" {
-			bad("pv-policy", "%q: want retain or delete", c.PVPolicy)
+		c.PVPolicy, c.CRDPolicy = val["pv-policy"], val["crd-policy"]
+		for _, key := range []string{"pv-policy", "crd-policy"} {
+			if v := val[key]; v != "retain" && v != "delete" {
+				bad(key, "%q: want retain or delete", v)
+			}
 		}
 		c.Confirm = val["confirm"]
 	}

@@ -252,13 +252,21 @@ func TestTeardownConfirmation(t *testing.T) {
 	_, err := load(t, ActionTeardown, env)
 	wantAll(t, problemsOf(t, err), "CONFIRM / --confirm: required for teardown: set it to the platform's name (minimal)")
 	env["CONFIRM"] = "minimall"
-	env["PV_POLICY"] = "shred"
+	env["PV_POLICY"], env["CRD_POLICY"] = "shred", "orphan"
 	_, err = load(t, ActionTeardown, env)
-	wantAll(t, problemsOf(t, err), `"minimall" does not match the platform's name "minimal"`, `PV_POLICY / --pv-policy: "shred"`)
-	env["CONFIRM"], env["PV_POLICY"] = "minimal", "delete"
+	wantAll(t, problemsOf(t, err), `"minimall" does not match the platform's name "minimal"`, `PV_POLICY / --pv-policy: "shred"`,
+		`CRD_POLICY / --crd-policy: "orphan"`)
+	env["CONFIRM"], env["PV_POLICY"], env["CRD_POLICY"] = "minimal", "delete", "delete"
 	c, err := load(t, ActionTeardown, env)
-	if err != nil || c.PVPolicy != "delete" {
-		t.Fatalf("confirmed teardown: %v (pv %q)", err, c.PVPolicy)
+	if err != nil || c.PVPolicy != "delete" || c.CRDPolicy != "delete" {
+		t.Fatalf("confirmed teardown: %v (pv %q, crd %q)", err, c.PVPolicy, c.CRDPolicy)
+	}
+	delete(env, "CRD_POLICY")
+	if c, err = load(t, ActionTeardown, env); err != nil {
+		t.Fatal(err)
+	}
+	if c.CRDPolicy != "retain" {
+		t.Fatalf("crd-policy default %q, want retain", c.CRDPolicy)
 	}
 	// Only teardown reads CONFIRM.
 	env["CONFIRM"] = "whatever"

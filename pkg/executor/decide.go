@@ -43,7 +43,7 @@ type decision struct {
 //     nothing is applied to the platform (INV-6). force re-runs anyway.
 //  4. Otherwise submit a new run. Teardown always submits a new run (its
 //     steps find deleted apps gone in a second, and a new run takes the
-//     current pv-policy), except to follow a running one.
+//     current pv-policy and crd-policy), except to follow a running one.
 func decide(runs []wfv1.Workflow, action dag.Action, hash string, force bool, upToDate func() (bool, string)) decision {
 	sorted := append([]wfv1.Workflow(nil), runs...)
 	sort.SliceStable(sorted, func(i, j int) bool {

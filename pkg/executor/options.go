@@ -53,6 +53,7 @@ var settings = []setting{
 	{key: "metrics-addr", env: "METRICS_ADDR", usage: "serve /metrics while running on this address; a bare :PORT binds 127.0.0.1"},
 	{key: "confirm", env: "CONFIRM", usage: "the platform's name: teardown deletes nothing without it", only: []Action{ActionTeardown}},
 	{key: "pv-policy", env: "PV_POLICY", def: "retain", usage: "retain (keep PersistentVolumeClaims) or delete", only: []Action{ActionTeardown}},
+	{key: "crd-policy", env: "CRD_POLICY", def: "retain", usage: "retain (keep the CustomResourceDefinitions Argo CD never deletes) or delete", only: []Action{ActionTeardown}},
 	{key: "force-run", env: "FORCE_RUN", def: "false", boolean: true, usage: "run the deploy workflow even when the platform is up to date", only: []Action{ActionDeploy}},
 }
 

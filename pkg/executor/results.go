@@ -36,6 +36,8 @@ type stepResult struct {
 	Orphans      []resourceIssue `json:"orphans,omitempty"`
 	RetainedPVCs []string        `json:"retainedPVCs,omitempty"`
 	DeletedPVCs  []string        `json:"deletedPVCs,omitempty"`
+	RetainedCRDs []string        `json:"retainedCRDs,omitempty"`
+	DeletedCRDs  []string        `json:"deletedCRDs,omitempty"`
 }
 
 // resourceIssue is one resource the step names, and what is wrong with it.

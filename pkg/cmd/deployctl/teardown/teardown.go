@@ -16,6 +16,8 @@ func NewCommand() *cobra.Command {
 name. It runs the teardown workflow of the scope (the scope and everything
 that depends on it): every app is deleted with cascading deletion only after
 everything depending on it is gone. PersistentVolumeClaims are kept unless
-PV_POLICY=delete. Exit 0 clean, 2 orphans left, 1 failure; tearing down an
-absent platform succeeds.`)
+PV_POLICY=delete. CustomResourceDefinitions, which Argo CD never deletes,
+are kept unless CRD_POLICY=delete, which removes them (and every custom
+resource of their kinds, cluster-wide) with their app. Exit 0 clean, 2
+orphans left, 1 failure; tearing down an absent platform succeeds.`)
 }
