@@ -61,6 +61,9 @@ type scenario struct {
 	// and whose controller neither refreshes after an operation nor has
 	// reconciled lately: the answer predates the sync.
 	refreshIgnored bool
+	// The controller misses the update that sets our operation and starts
+	// it only after a later change of the app (a refresh request).
+	missesOp bool
 }
 
 type fakeArgo struct {
@@ -83,6 +86,7 @@ type fakeArgo struct {
 	freshHealth         health.HealthStatusCode // health of the last reconcile that started after our sync finished; "" if the current health is not such
 	refreshGen          int                     // reconciliations that served a refresh request
 	refreshWanted       bool
+	opNoticed           bool // missesOp: a refresh came after our operation was set
 	deleting            time.Time
 
 	// record
@@ -318,7 +322,7 @@ func (f *fakeArgo) step() {
 	}
 	st := a.Status.OperationState
 	switch {
-	case a.Operation != nil && (st == nil || st.Phase.Completed()):
+	case a.Operation != nil && (st == nil || st.Phase.Completed()) && (!f.sc.missesOp || !ours(a.Operation) || f.opNoticed):
 		op := *a.Operation
 		a.Status.OperationState = &v1alpha1.OperationState{Operation: op, Phase: synccommon.OperationRunning, StartedAt: metav1.Now()}
 		if ours(&op) {
@@ -485,6 +489,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 			f.app.Annotations = map[string]string{}
 		}
 		f.app.Annotations[v1alpha1.AnnotationKeyRefresh] = r.URL.Query().Get("refresh")
+		f.opNoticed = f.app.Operation != nil
 		f.refreshWanted = true
 		gen := f.refreshGen
 		f.bump()

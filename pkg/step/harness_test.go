@@ -25,6 +25,7 @@ func testTiming() timing {
 		checkInterval:  50 * time.Millisecond,
 		refreshRetry:   50 * time.Millisecond,
 		confirmDelay:   50 * time.Millisecond,
+		startNudge:     100 * time.Millisecond,
 		validateBudget: 2 * time.Second,
 	}
 }

@@ -23,6 +23,7 @@ type timing struct {
 	checkInterval  time.Duration // between attempts of an extra check
 	refreshRetry   time.Duration // before asking again for a refresh that came back too old
 	confirmDelay   time.Duration // a failing health is confirmed by a hard refresh this much later
+	startNudge     time.Duration // an operation not started after this long gets a refresh
 	validateBudget time.Duration // validate has no timeout flag: its retry budget
 }
 
@@ -37,6 +38,7 @@ func defaultTiming() timing {
 		checkInterval:  time.Second,
 		refreshRetry:   time.Second,
 		confirmDelay:   5 * time.Second,
+		startNudge:     10 * time.Second,
 		validateBudget: 2 * time.Minute,
 	}
 }

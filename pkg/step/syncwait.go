@@ -251,6 +251,8 @@ func (r *runner) syncOnce(ctx, parent context.Context, src *appSource, app *argo
 	stamp(&res.Timings.SyncRequestedAt)
 	r.log("sync of %s requested (id %s); waiting up to %s for it to finish", name, id, timeout)
 	src.offer(started)
+	stopNudging := r.nudgeUntilStarted(ctx, src, id)
+	defer stopNudging()
 
 	var final *argocd.OperationState
 	err = src.wait(ctx, func(v view) (bool, error) {
@@ -310,6 +312,44 @@ func (r *runner) syncOnce(ctx, parent context.Context, src *appSource, app *argo
 		msg += "; failing resources: " + strings.Join(failing, "; ")
 	}
 	return nil, fail(ExitFailed, "%s", msg)
+}
+
+// nudgeUntilStarted asks for a refresh of the application each startNudge
+// while the controller has not started operation id. On the e2e cluster
+// Argo CD 3.0's application controller now and then misses the update that
+// sets an operation (it was reconciling the app that very moment) and
+// starts it only when something else changes the app. A refresh is such a
+// change, and harmless if the operation has started meanwhile. The returned
+// func stops the nudging.
+func (r *runner) nudgeUntilStarted(ctx context.Context, src *appSource, id string) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.t.startNudge)
+		defer t.Stop()
+		for waited := r.t.startNudge; ; waited += r.t.startNudge {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			v := src.current()
+			if v.app == nil {
+				continue
+			}
+			if st := v.app.Status.OperationState; st != nil && st.Operation.HasInfo(syncIDInfo, id) {
+				return
+			}
+			r.log("Argo CD has not started the sync of %s after %s; asking for a refresh", src.name, waited)
+			rctx, rcancel := context.WithTimeout(ctx, r.t.startNudge)
+			if _, err := r.c.Refresh(rctx, src.name); err != nil && ctx.Err() == nil {
+				r.log("refresh of %s: %v", src.name, err)
+			}
+			rcancel()
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 func isOurs(a *argocd.Application, id string) bool {

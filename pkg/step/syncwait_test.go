@@ -293,6 +293,18 @@ func TestAnotherOperationInProgressIsRetried(t *testing.T) {
 	}
 }
 
+// The controller misses the update that set our operation: the step asks
+// for a refresh, which makes it start.
+func TestMissedOperationIsNudged(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, missesOp: true})
+	o := syncAndWait(t, f)
+	expect(t, o, ExitOK)
+	if !strings.Contains(o.stderr, "has not started the sync of web-app") {
+		t.Errorf("no nudge logged; stderr:\n%s", o.stderr)
+	}
+}
+
 func TestAnotherOperationInProgressForever(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, conflicts: 1 << 30})
