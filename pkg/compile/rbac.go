@@ -67,7 +67,8 @@ func rbac(p *spec.Platform) []any {
 }
 
 // argoCDPolicy grants the account exactly the Application verbs the step
-// uses, on the platform's projects.
+// uses, and deletion of the two resource kinds teardown deletes itself, on
+// the platform's projects.
 func argoCDPolicy(p *spec.Platform) string {
 	projects := map[string]bool{p.Spec.ArgoCD.Project: true}
 	for _, s := range p.Spec.Stacks {
@@ -85,6 +86,14 @@ func argoCDPolicy(p *spec.Platform) string {
 	for _, pr := range names {
 		for _, verb := range []string{"get", "create", "update", "sync", "delete"} {
 			fmt.Fprintf(&b, "p, %s, applications, %s, %s/*, allow\n", role, verb, pr)
+		}
+		// Teardown deletes two kinds through the resource API, under
+		// pv-policy / crd-policy delete. Argo CD 3 no longer lets
+		// "delete" on an Application cover its resources
+		// (server.rbac.disableApplicationFineGrainedRBACInheritance);
+		// the action is delete/GROUP/KIND/NAMESPACE/NAME.
+		for _, gk := range []string{"*/PersistentVolumeClaim", "apiextensions.k8s.io/CustomResourceDefinition"} {
+			fmt.Fprintf(&b, "p, %s, applications, delete/%s/*/*, %s/*, allow\n", role, gk, pr)
 		}
 	}
 	fmt.Fprintf(&b, "g, %s, %s\n", ArgoCDAccount, role)

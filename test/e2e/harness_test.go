@@ -31,6 +31,8 @@ type harness struct {
 	kube     string // admin kubeconfig
 	platform *platform
 	genDir   string
+
+	executorBuilt bool
 }
 
 const (
@@ -510,10 +512,11 @@ func (h *harness) executor(action string, env ...string) (string, int, error) {
 			return "", 0, err
 		}
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if !h.executorBuilt { // from this checkout, once per run: a binary of an older run would apply older templates
 		if _, err := h.run(10*time.Minute, h.repo, "go", "build", "-o", bin, "./cmd/deployctl"); err != nil {
 			return "", 0, err
 		}
+		h.executorBuilt = true
 	}
 	spec, err := os.ReadFile(filepath.Join(h.e2eDir, "testdata", "platform.yaml"))
 	if err != nil {
