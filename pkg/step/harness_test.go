@@ -16,17 +16,18 @@ import (
 // testTiming keeps every scenario well under a few seconds.
 func testTiming() timing {
 	return timing{
-		pollInterval:   50 * time.Millisecond,
-		stallCheck:     200 * time.Millisecond,
-		backoffInitial: 20 * time.Millisecond,
-		backoffMax:     200 * time.Millisecond,
-		authGrace:      time.Second,
-		terminateGrace: time.Second,
-		checkInterval:  50 * time.Millisecond,
-		refreshRetry:   50 * time.Millisecond,
-		confirmDelay:   50 * time.Millisecond,
-		startNudge:     100 * time.Millisecond,
-		validateBudget: 2 * time.Second,
+		pollInterval:    50 * time.Millisecond,
+		stallCheck:      200 * time.Millisecond,
+		backoffInitial:  20 * time.Millisecond,
+		backoffMax:      200 * time.Millisecond,
+		authGrace:       time.Second,
+		terminateGrace:  time.Second,
+		checkInterval:   50 * time.Millisecond,
+		refreshRetry:    50 * time.Millisecond,
+		confirmDelay:    50 * time.Millisecond,
+		startNudge:      100 * time.Millisecond,
+		progressRefresh: 100 * time.Millisecond,
+		validateBudget:  2 * time.Second,
 	}
 }
 

@@ -2,6 +2,7 @@ package step
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -61,6 +62,7 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 			return nil
 		}
 		if verdict == nil {
+			stopRefreshing := r.refreshWhileProgressing(ctx, src)
 			err := src.wait(ctx, func(v view) (bool, error) {
 				if v.gone() {
 					return false, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
@@ -69,6 +71,7 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 				verdict = verr
 				return done || verr != nil, nil
 			})
+			stopRefreshing()
 			if err == errWaitDeadline {
 				last := src.current().app
 				return src.deadlineError("application %s is still %s %s after its sync%s", name, healthOf(last), o.healthTimeout, notHealthy(last))
@@ -98,6 +101,21 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 		res.note("a momentary failing health was not confirmed by a hard refresh (now %s)", healthOf(fresh))
 		r.log("%s is %s on the hard refresh: the failure was momentary; waiting on", name, healthOf(fresh))
 	}
+}
+
+// refreshWhileProgressing asks for a refresh every progressRefresh while the
+// app is not Healthy. Argo CD reassesses an app when its resources change,
+// but Argo CD 3 ignores some status-only updates (resource.
+// ignoreResourceUpdatesEnabled): on the e2e cluster a CRD's "established"
+// condition never reached the app, which stayed Progressing for minutes,
+// until the next refresh. One refresh per interval per waiting app is cheap.
+func (r *runner) refreshWhileProgressing(ctx context.Context, src *appSource) func() {
+	return r.refreshWhile(ctx, src, r.t.progressRefresh, func(v view, waited time.Duration) string {
+		if v.app.Status.Health.Status == argocd.HealthHealthy {
+			return ""
+		}
+		return fmt.Sprintf("%s is still %s after %s; asking for a refresh%s", src.name, healthOf(v.app), waited, notHealthy(v.app))
+	})
 }
 
 // refreshAfter returns the application from a refresh that passes the

@@ -14,32 +14,34 @@ import (
 
 // timing holds the waits and intervals; tests shorten them.
 type timing struct {
-	pollInterval   time.Duration // polling when the watch stream is unavailable
-	stallCheck     time.Duration // a GET after this long without stream events
-	backoffInitial time.Duration // first retry delay of a transient fault
-	backoffMax     time.Duration
-	authGrace      time.Duration // how long 401/403 are retried
-	terminateGrace time.Duration // how long a terminated operation may take to stop
-	checkInterval  time.Duration // between attempts of an extra check
-	refreshRetry   time.Duration // before asking again for a refresh that came back too old
-	confirmDelay   time.Duration // a failing health is confirmed by a hard refresh this much later
-	startNudge     time.Duration // an operation not started after this long gets a refresh
-	validateBudget time.Duration // validate has no timeout flag: its retry budget
+	pollInterval    time.Duration // polling when the watch stream is unavailable
+	stallCheck      time.Duration // a GET after this long without stream events
+	backoffInitial  time.Duration // first retry delay of a transient fault
+	backoffMax      time.Duration
+	authGrace       time.Duration // how long 401/403 are retried
+	terminateGrace  time.Duration // how long a terminated operation may take to stop
+	checkInterval   time.Duration // between attempts of an extra check
+	refreshRetry    time.Duration // before asking again for a refresh that came back too old
+	confirmDelay    time.Duration // a failing health is confirmed by a hard refresh this much later
+	startNudge      time.Duration // an operation not started after this long gets a refresh
+	progressRefresh time.Duration // a refresh this often while waiting for Healthy
+	validateBudget  time.Duration // validate has no timeout flag: its retry budget
 }
 
 func defaultTiming() timing {
 	return timing{
-		pollInterval:   time.Second,
-		stallCheck:     15 * time.Second,
-		backoffInitial: 250 * time.Millisecond,
-		backoffMax:     5 * time.Second,
-		authGrace:      time.Minute,
-		terminateGrace: time.Minute,
-		checkInterval:  time.Second,
-		refreshRetry:   time.Second,
-		confirmDelay:   5 * time.Second,
-		startNudge:     10 * time.Second,
-		validateBudget: 2 * time.Minute,
+		pollInterval:    time.Second,
+		stallCheck:      15 * time.Second,
+		backoffInitial:  250 * time.Millisecond,
+		backoffMax:      5 * time.Second,
+		authGrace:       time.Minute,
+		terminateGrace:  time.Minute,
+		checkInterval:   time.Second,
+		refreshRetry:    time.Second,
+		confirmDelay:    5 * time.Second,
+		startNudge:      10 * time.Second,
+		progressRefresh: 15 * time.Second,
+		validateBudget:  2 * time.Minute,
 	}
 }
 

@@ -314,21 +314,33 @@ func (r *runner) syncOnce(ctx, parent context.Context, src *appSource, app *argo
 	return nil, fail(ExitFailed, "%s", msg)
 }
 
-// nudgeUntilStarted asks for a refresh of the application each startNudge
-// while the controller has not started operation id. On the e2e cluster
-// Argo CD 3.0's application controller now and then misses the update that
-// sets an operation (it was reconciling the app that very moment) and
-// starts it only when something else changes the app. A refresh is such a
-// change, and harmless if the operation has started meanwhile. The returned
-// func stops the nudging.
+// nudgeUntilStarted asks for a refresh each startNudge while the
+// controller has not started operation id. On the e2e cluster Argo CD 3.0's
+// application controller now and then misses the update that sets an
+// operation (it was reconciling the app that very moment) and starts it
+// only when something else changes the app. A refresh is such a change, and
+// harmless if the operation has started meanwhile.
 func (r *runner) nudgeUntilStarted(ctx context.Context, src *appSource, id string) func() {
+	return r.refreshWhile(ctx, src, r.t.startNudge, func(v view, waited time.Duration) string {
+		if st := v.app.Status.OperationState; st != nil && st.Operation.HasInfo(syncIDInfo, id) {
+			return ""
+		}
+		return fmt.Sprintf("Argo CD has not started the sync of %s after %s; asking for a refresh", src.name, waited)
+	})
+}
+
+// refreshWhile asks Argo CD to refresh the application every interval for
+// as long as need, given the current view and the time waited so far,
+// returns a reason (which is logged); "" stops it. The returned func stops
+// it too and waits for it.
+func (r *runner) refreshWhile(ctx context.Context, src *appSource, interval time.Duration, need func(v view, waited time.Duration) string) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(r.t.startNudge)
+		t := time.NewTicker(interval)
 		defer t.Stop()
-		for waited := r.t.startNudge; ; waited += r.t.startNudge {
+		for waited := interval; ; waited += interval {
 			select {
 			case <-ctx.Done():
 				return
@@ -338,11 +350,12 @@ func (r *runner) nudgeUntilStarted(ctx context.Context, src *appSource, id strin
 			if v.app == nil {
 				continue
 			}
-			if st := v.app.Status.OperationState; st != nil && st.Operation.HasInfo(syncIDInfo, id) {
+			why := need(v, waited)
+			if why == "" {
 				return
 			}
-			r.log("Argo CD has not started the sync of %s after %s; asking for a refresh", src.name, waited)
-			rctx, rcancel := context.WithTimeout(ctx, r.t.startNudge)
+			r.log("%s", why)
+			rctx, rcancel := context.WithTimeout(ctx, interval)
 			if _, err := r.c.Refresh(rctx, src.name); err != nil && ctx.Err() == nil {
 				r.log("refresh of %s: %v", src.name, err)
 			}

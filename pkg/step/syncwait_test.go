@@ -305,6 +305,20 @@ func TestMissedOperationIsNudged(t *testing.T) {
 	}
 }
 
+// Argo CD does not reassess the app on its own (a status-only change it
+// ignores; here: no periodic reconciliation at all): the step's periodic
+// refresh does.
+func TestProgressingIsRefreshed(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true,
+		after: hs(progressing, progressing, healthy), resync: time.Hour})
+	o := syncAndWait(t, f)
+	expect(t, o, ExitOK)
+	if !strings.Contains(o.stderr, "is still Progressing after") {
+		t.Errorf("no periodic refresh logged; stderr:\n%s", o.stderr)
+	}
+}
+
 func TestAnotherOperationInProgressForever(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, conflicts: 1 << 30})
