@@ -13,7 +13,11 @@ ACD=$(gomod_version github.com/argoproj/argo-cd/v3)
 GOMODCACHE=$(cd "$TOOLS_DIR" && go env GOMODCACHE)
 ACD_MANIFESTS=$GOMODCACHE/github.com/argoproj/argo-cd/v3@$ACD/manifests
 [[ -d $ACD_MANIFESTS ]] || (cd "$TOOLS_DIR" && go mod download github.com/argoproj/argo-cd/v3)
-AWF_MANIFESTS=$TOOLS_DIR/third_party/argo-workflows/manifests
+# From the module cache, not tools/third_party (which exists only where the
+# tools were built): a clean checkout with cached tools has no third_party.
+AWF_MANIFESTS=$GOMODCACHE/github.com/argoproj/argo-workflows/v3@$AWF/manifests
+[[ -d $AWF_MANIFESTS ]] || (cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download "github.com/argoproj/argo-workflows/v3@$AWF")
+[[ -d $AWF_MANIFESTS ]] || die "no Argo Workflows manifests at $AWF_MANIFESTS"
 apply() { kubectl apply --server-side --force-conflicts --field-manager=e2e-harness "$@" >/dev/null; }
 
 # host_service NS NAME PORTSPEC...: a Service without selector whose only
