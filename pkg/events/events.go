@@ -30,7 +30,6 @@ import (
 
 	aev1 "github.com/argoproj/argo-events/pkg/apis/events/v1alpha1"
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
-	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,9 +59,8 @@ const (
 	EventManual      = "manual"
 	DependencyGit    = "git-push"
 	DependencyManual = "manual"
-	manualSuffix     = "/manual"
+	manualSuffix     = spec.ManualSuffix
 	runAsID          = int64(65532)
-	maxCronWfChars   = 52 // Argo appends "-<unix time>" to a CronWorkflow's workflows
 )
 
 // File names written into generated/<platform>/events/.
@@ -117,8 +115,6 @@ func ObjectNames(platform string) Names {
 	}
 }
 
-var endpointRe = regexp.MustCompile(`^/[A-Za-z0-9._~/-]*$`)
-
 // Resolve applies the defaults to spec.events and checks the result.
 func Resolve(p *spec.Platform) (Settings, error) {
 	s := Settings{
@@ -154,23 +150,25 @@ func Resolve(p *spec.Platform) (Settings, error) {
 	s.Endpoint = "/" + strings.Trim(s.Endpoint, "/")
 	s.ManualEndpoint = strings.TrimSuffix(s.Endpoint, "/") + manualSuffix
 
+	// The spec's validation applies the same rules with file and line
+	// (spec.CheckWebhookEndpoint, CheckCron, MaxPlatformName); these
+	// guard a Platform built in code.
 	switch {
 	case s.Namespace == "":
 		return s, fmt.Errorf("spec.workflow.namespace is required for the events")
 	case s.Port < 1 || s.Port > 65535:
 		return s, fmt.Errorf("spec.events.webhook.port %d is not a TCP port", s.Port)
-	case !endpointRe.MatchString(s.Endpoint):
-		return s, fmt.Errorf("spec.events.webhook.endpoint %q is not a URL path", s.Endpoint)
-	case strings.HasSuffix(s.Endpoint, manualSuffix):
-		return s, fmt.Errorf("spec.events.webhook.endpoint %q must not end in %s (the manual trigger's endpoint)", s.Endpoint, manualSuffix)
 	case strings.TrimSpace(s.Branch) == "":
 		return s, fmt.Errorf("spec.events.webhook.branch is empty")
 	}
-	if _, err := cron.ParseStandard(s.ValidateSchedule); err != nil {
-		return s, fmt.Errorf("spec.events.validateSchedule %q: %w", s.ValidateSchedule, err)
+	if err := spec.CheckWebhookEndpoint(s.Endpoint); err != nil {
+		return s, fmt.Errorf("spec.events.webhook.endpoint: %w", err)
 	}
-	if n := ObjectNames(p.Metadata.Name).CronWorkflow; len(n) > maxCronWfChars {
-		return s, fmt.Errorf("CronWorkflow name %q is longer than %d characters: shorten metadata.name", n, maxCronWfChars)
+	if err := spec.CheckCron(s.ValidateSchedule); err != nil {
+		return s, fmt.Errorf("spec.events.validateSchedule: %w", err)
+	}
+	if n := ObjectNames(p.Metadata.Name).CronWorkflow; len(n) > spec.CronWorkflowNameMax {
+		return s, fmt.Errorf("CronWorkflow name %q is longer than %d characters: shorten metadata.name", n, spec.CronWorkflowNameMax)
 	}
 	return s, nil
 }

@@ -36,12 +36,9 @@ package health
 import (
 	"fmt"
 	"io/fs"
-	"regexp"
 	"sort"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/pkg/spec"
@@ -93,13 +90,6 @@ var builtins = []builtin{
 // healthOptions.cephAcceptHealthWarn switches.
 const cephWarnLine = "local acceptHealthWarn = false -- deployctl:cephAcceptHealthWarn"
 
-// A group is a DNS subdomain; a kind is an identifier. Neither may hold "_",
-// which separates them in the argocd-cm key.
-var (
-	groupRe = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	kindRe  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
-)
-
 // Key returns the argocd-cm key of a group/kind, the way Argo CD parses it.
 func Key(group, kind string) string {
 	if group == "" {
@@ -137,14 +127,13 @@ func Customizations(p *spec.Platform) ([]Customization, error) {
 	fromSpec := map[string]int{}
 	for i, hc := range p.Spec.HealthCustomizations {
 		where := fmt.Sprintf("spec.healthCustomizations[%d] (%s)", i, groupKind(hc.Group, hc.Kind))
-		if hc.Group != "" && !groupRe.MatchString(hc.Group) {
-			return nil, fmt.Errorf("%s: group %q is not a DNS subdomain", where, hc.Group)
+		// The same rules as the spec's validation (spec.CheckGroup,
+		// CheckKind, CheckLua), which reports them with their line.
+		if err := spec.CheckGroup(hc.Group); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		if !kindRe.MatchString(hc.Kind) {
-			return nil, fmt.Errorf("%s: kind %q must be letters and digits, starting with a letter", where, hc.Kind)
-		}
-		if strings.TrimSpace(hc.Lua) == "" {
-			return nil, fmt.Errorf("%s: lua is empty", where)
+		if err := spec.CheckKind(hc.Kind); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		key := Key(hc.Group, hc.Kind)
 		if j, dup := fromSpec[key]; dup {
@@ -269,14 +258,10 @@ func Files(p *spec.Platform) (map[string][]byte, error) {
 }
 
 // compile parses and compiles a script with gopher-lua, the Lua that Argo CD
-// embeds.
+// embeds (spec.CheckLua).
 func compile(script, where string) error {
-	chunk, err := parse.Parse(strings.NewReader(script), where)
-	if err == nil {
-		_, err = lua.Compile(chunk, where)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: Lua does not compile: %w", where, err)
+	if err := spec.CheckLua(script, where); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }

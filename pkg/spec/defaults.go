@@ -10,6 +10,23 @@ var (
 	DefaultRetry    = Retry{Limit: 3, Backoff: Duration{10 * time.Second}, Factor: 2, MaxBackoff: Duration{5 * time.Minute}}
 )
 
+// A standard install: the argo-cd chart (and Argo CD's install.yaml) in
+// namespace argocd, its API at argocd-server.<namespace>.svc:443, the
+// built-in project default; Argo Workflows' quick start and chart in
+// namespace argo. spec.argocd and spec.workflow only need to say what
+// differs. The workflows' ServiceAccount is generated (rbac/), so it needs
+// no install to exist.
+const (
+	DefaultArgoCDNamespace   = "argocd"
+	DefaultWorkflowNamespace = "argo"
+	DefaultServiceAccount    = "deployctl"
+)
+
+// DefaultArgoCDServer is argocd-server's in-cluster address in a namespace.
+func DefaultArgoCDServer(namespace string) string {
+	return "argocd-server." + namespace + ".svc:443"
+}
+
 const (
 	DefaultProject         = "default"
 	DefaultServer          = "https://kubernetes.default.svc"
@@ -24,6 +41,18 @@ const (
 // only on a document that passed validation.
 func (p *Platform) normalize() {
 	s := &p.Spec
+	if s.ArgoCD.Namespace == "" {
+		s.ArgoCD.Namespace = DefaultArgoCDNamespace
+	}
+	if s.ArgoCD.Server == "" {
+		s.ArgoCD.Server = DefaultArgoCDServer(s.ArgoCD.Namespace)
+	}
+	if s.Workflow.Namespace == "" {
+		s.Workflow.Namespace = DefaultWorkflowNamespace
+	}
+	if s.Workflow.ServiceAccount == "" {
+		s.Workflow.ServiceAccount = DefaultServiceAccount
+	}
 	if s.ArgoCD.Project == "" {
 		s.ArgoCD.Project = DefaultProject
 	}

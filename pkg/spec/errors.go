@@ -12,6 +12,7 @@ type FieldError struct {
 	Line int
 	Path string // e.g. spec.stacks[3].apps[1].dependsOn[0]
 	Msg  string
+	Col  int // 1-based column, where known (byte-level errors)
 }
 
 func (e FieldError) Error() string {
@@ -19,6 +20,9 @@ func (e FieldError) Error() string {
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
 	}
 	if e.Path != "" {
 		b.WriteString(": ")

@@ -3,6 +3,7 @@ package spec_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/dag"
@@ -24,6 +25,15 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte("a: &x [*x]"))
 	f.Add([]byte("---\n---\n"))
+	// The hardening classes: duplicate keys, bytes YAML refuses, nesting
+	// past the parser's limit, durations past time.Duration.
+	f.Add([]byte("metadata: {name: a}\nmetadata: {name: b}\n"))
+	f.Add([]byte("a: \x00\n"))
+	f.Add([]byte("a: caf\xe9\n"))
+	f.Add([]byte("a: " + strings.Repeat("[", 10001)))
+	f.Add([]byte(strings.Repeat("- ", 10001)))
+	f.Add([]byte("spec: {defaults: {timeouts: {sync: 9999999999999h}}}\n"))
+	f.Add([]byte("spec: {argocd: {project: \"a\\ng, x, role:admin\"}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := spec.Load("fuzz.yaml", data)
 		if err != nil {

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
 )
 
 // Document is a loaded, validated spec and the line of every field in it.
@@ -50,32 +51,67 @@ func LoadFile(path string) (*Platform, error) {
 }
 
 // Read is LoadFile keeping the document (lines) for later located errors.
+// The file is read through readlimit.Spec: /dev/zero or a runaway file is
+// refused with the limit, not read until memory runs out.
 func Read(path string) (*Document, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
 		return nil, err
 	}
 	return Load(path, data)
 }
 
+// ReadPartial is Read returning, with the errors, the partially decoded
+// document (see LoadPartial).
+func ReadPartial(path string) (*Document, error) {
+	data, err := readlimit.ReadFile(path, readlimit.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return LoadPartial(path, data)
+}
+
 // Load parses data (named file in errors) and runs every check in order:
-// YAML syntax, the JSON Schema (types, required and unknown fields,
-// patterns), then the semantic rules. It returns Errors listing every
-// problem found; a later stage runs only when the earlier ones passed,
-// because its input would not be meaningful otherwise.
+// the bytes (UTF-8, no control characters), YAML syntax, duplicate keys,
+// the JSON Schema (types, required and unknown fields, patterns), then the
+// semantic rules. It returns Errors listing every problem found in one
+// pass; only a file that cannot be parsed as YAML at all stops early.
 func Load(file string, data []byte) (*Document, error) {
+	d, err := LoadPartial(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// LoadPartial is Load that, when the spec has errors, also returns what
+// could be decoded of it (nil when the YAML did not parse), so that checks
+// of the whole file, such as the dependency graph's cycles, still run and
+// are reported in the same pass. A partial document is not normalized and
+// must never be compiled.
+func LoadPartial(file string, data []byte) (*Document, error) {
+	if fe, bad := badByte(file, data); bad {
+		return nil, Errors{fe}
+	}
 	root, err := parseOne(file, data)
 	if err != nil {
 		return nil, err
 	}
 	t := &tree{lines: map[string]int{}, file: file}
 	value := t.value(root, "")
-	if err := t.errs.OrNil(); err != nil {
-		return nil, err
+	if t.fatal {
+		return nil, t.errs.OrNil()
 	}
 	d := &Document{File: file, lines: t.lines}
 	schemaErr := d.checkSchema(value)
+	var errs Errors
+	errs = append(errs, t.errs...)
 	if schemaErr != nil {
+		se, ok := schemaErr.(Errors)
+		if !ok {
+			return nil, schemaErr
+		}
+		errs = append(errs, se...)
 		for _, ptr := range d.rejected {
 			value = without(value, ptr)
 		}
@@ -85,49 +121,48 @@ func Load(file string, data []byte) (*Document, error) {
 		return nil, err
 	}
 	var p Platform
-	if schemaErr != nil {
+	d.Platform = &p
+	if len(errs) > 0 {
 		// Decode what can be decoded and run the semantic rules anyway, so
-		// one pass reports every problem; a field the schema already
+		// one pass reports every problem; a value the schema already
 		// rejected is not reported twice.
 		_ = json.Unmarshal(raw, &p)
-		d.Platform = &p
-		return nil, merge(schemaErr, d.validate())
+		return d, append(errs, d.uncovered(d.validate())...).OrNil()
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		// The schema mirrors the types, so this means they disagree: a bug.
-		return nil, Errors{{File: file, Msg: "internal: spec accepted by the schema but not by the types: " + err.Error()}}
+		return nil, Errors{{File: file, Line: 1, Msg: "internal: spec accepted by the schema but not by the types: " + err.Error()}}
 	}
-	d.Platform = &p
 	if err := d.validate(); err != nil {
-		return nil, err
+		return d, err
 	}
 	p.normalize()
 	return d, nil
 }
 
-// merge adds the semantic errors to the schema errors, except those on a
-// field (or below one) the schema already reported.
-func merge(schemaErr, semErr error) error {
-	se, ok := schemaErr.(Errors)
-	if !ok {
-		return schemaErr
-	}
-	out := append(Errors(nil), se...)
+// uncovered drops the semantic errors on a value (or below one) that the
+// schema rejected: the schema's message already says what is wrong there.
+// A missing required field rejects nothing, so the rest of its parent is
+// still checked.
+func (d *Document) uncovered(semErr error) Errors {
 	sem, _ := semErr.(Errors)
+	var out Errors
 	for _, e := range sem {
 		covered := false
-		for _, s := range se {
-			if e.Path == s.Path || strings.HasPrefix(e.Path, s.Path+".") || strings.HasPrefix(e.Path, s.Path+"[") {
+		for _, ptr := range d.rejected {
+			r := pointerToPath(ptr)
+			if e.Path == r || strings.HasPrefix(e.Path, r+".") || strings.HasPrefix(e.Path, r+"[") {
 				covered = true
+				break
 			}
 		}
 		if !covered {
 			out = append(out, e)
 		}
 	}
-	return out.OrNil()
+	return out
 }
 
 // parseOne parses exactly one YAML document.
@@ -138,13 +173,13 @@ func parseOne(file string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, Errors{{File: file, Line: 1, Msg: "empty file: expected a Platform document"}}
 		}
-		return nil, Errors{yamlError(file, err)}
+		return nil, Errors{yamlError(file, data, err)}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, Errors{{File: file, Line: extra.Line, Msg: "expected one YAML document, found another ('---'); put one Platform per file"}}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, Errors{yamlError(file, err)}
+		return nil, Errors{yamlError(file, data, err)}
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, Errors{{File: file, Line: root.Line, Msg: "expected a mapping (apiVersion, kind, metadata, spec)"}}
@@ -153,12 +188,21 @@ func parseOne(file string, data []byte) (*yaml.Node, error) {
 }
 
 // yamlError turns "yaml: line 7: mapping values are not allowed" into a
-// located error.
-func yamlError(file string, err error) FieldError {
+// located error. yaml.v3 leaves the line out when it is the first one, and
+// its nesting-depth error points at where the nesting began: both get the
+// line (and column) here.
+func yamlError(file string, data []byte, err error) FieldError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	var line int
-	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+	fe := FieldError{File: file, Line: 1}
+	if n, _ := fmt.Sscanf(msg, "line %d:", &fe.Line); n == 1 {
 		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
 	}
-	return FieldError{File: file, Line: line, Msg: "invalid YAML: " + msg}
+	if strings.HasPrefix(msg, "exceeded max depth") {
+		if l, c := tooDeep(data, maxYAMLDepth); l > 0 {
+			fe.Line, fe.Col = l, c
+		}
+		msg += " (nested collections)"
+	}
+	fe.Msg = "invalid YAML: " + msg
+	return fe
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -26,6 +27,18 @@ func platformSchema() (*jsonschema.Schema, error) {
 	compiledOnce.Do(func() {
 		c := jsonschema.NewCompiler()
 		c.Draft = jsonschema.Draft2020
+		// go-duration: a Go duration that fits time.Duration (the pattern
+		// admits 9999999999999h, which overflows). Only pattern-valid
+		// strings are judged here, so a typo gets one message, not two.
+		c.AssertFormat = true
+		c.Formats["go-duration"] = func(v any) bool {
+			s, ok := v.(string)
+			if !ok || !durationRe.MatchString(s) {
+				return true
+			}
+			_, err := time.ParseDuration(s)
+			return err == nil
+		}
 		if err := c.AddResource(schema.ID, bytes.NewReader(schema.PlatformJSON)); err != nil {
 			compiledErr = err
 			return
@@ -101,6 +114,8 @@ func (d *Document) schemaErrors(ve *jsonschema.ValidationError) []FieldError {
 		return out
 	case strings.HasSuffix(kw, "$defs/duration/pattern"):
 		return []FieldError{d.At(path, "invalid duration: want a Go duration such as 30s, 5m or 1h30m")}
+	case strings.HasSuffix(kw, "$defs/duration/format"):
+		return []FieldError{d.At(path, "duration out of range: at most %s for a timeout, %s for a backoff", MaxTimeout, MaxBackoff)}
 	case strings.HasSuffix(kw, "$defs/name/pattern"):
 		return []FieldError{d.At(path, "not a DNS-1123 label: use lowercase letters, digits and '-', starting and ending with a letter or digit")}
 	case strings.HasSuffix(kw, "$defs/name/maxLength"):

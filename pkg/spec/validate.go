@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +25,9 @@ func (d *Document) validate() error {
 	}
 	names := map[string]def{}
 	declare := func(name, kind, path string) {
+		if name == "" {
+			return // missing: the schema says so
+		}
 		if strings.HasPrefix(name, ReservedPrefix) {
 			add(path+".name", "%q: names starting with %q are reserved for deployctl's own workflow nodes", name, ReservedPrefix)
 		}
@@ -85,6 +87,7 @@ func (d *Document) validate() error {
 		}
 	}
 
+	d.checkReceivers(&errs)
 	d.checkTimeouts(&errs, "spec.defaults.timeouts", p.Spec.Defaults.Timeouts)
 	d.checkRetry(&errs, "spec.defaults.retry", p.Spec.Defaults.Retry)
 	d.checkProgression(&errs, "spec.defaults.retry", mergeRetry(p.Spec.Defaults.Retry, nil))
@@ -132,21 +135,10 @@ func (d *Document) checkApp(errs *Errors, path string, a *App) {
 	d.checkTimeouts(errs, path+".timeouts", a.Timeouts)
 	d.checkRetry(errs, path+".retry", a.Retry)
 	for k, h := range a.HealthChecks {
-		hp := fmt.Sprintf("%s.healthChecks[%d]", path, k)
+		// The values' own rules are checkReceivers'; these reach a
+		// workflow parameter, where Argo would evaluate {{…}}.
 		if h.HTTP != nil {
-			u, err := url.Parse(h.HTTP.URL)
-			if err != nil || u.Host == "" {
-				add(hp+".http.url", "invalid URL %q", h.HTTP.URL)
-			}
-			noTemplate(errs, d, hp+".http.url", h.HTTP.URL)
-		}
-		if r := h.Resource; r != nil {
-			for f, v := range map[string]string{"group": r.Group, "kind": r.Kind, "namespace": r.Namespace, "name": r.Name} {
-				noTemplate(errs, d, hp+".resource."+f, v)
-				if strings.Contains(v, "/") {
-					add(hp+".resource."+f, "must not contain '/'")
-				}
-			}
+			noTemplate(errs, d, fmt.Sprintf("%s.healthChecks[%d].http.url", path, k), h.HTTP.URL)
 		}
 	}
 	if a.Retry != nil {
@@ -175,9 +167,15 @@ func (d *Document) checkTimeouts(errs *Errors, path string, t *Timeouts) {
 	if t == nil {
 		return
 	}
-	for name, v := range map[string]Duration{"sync": t.Sync, "health": t.Health} {
-		if v.Duration < 0 || (v.Duration == 0 && d.has(path+"."+name)) {
-			*errs = append(*errs, d.At(path+"."+name, "must be positive"))
+	for _, f := range []struct {
+		name string
+		v    Duration
+	}{{"sync", t.Sync}, {"health", t.Health}} {
+		switch {
+		case f.v.Duration < 0 || (f.v.Duration == 0 && d.has(path+"."+f.name)):
+			*errs = append(*errs, d.At(path+"."+f.name, "must be positive"))
+		case f.v.Duration > MaxTimeout:
+			*errs = append(*errs, d.At(path+"."+f.name, "%s is longer than the maximum %s per timeout", f.v.Duration, MaxTimeout))
 		}
 	}
 }
@@ -189,6 +187,8 @@ func (d *Document) checkRetry(errs *Errors, path string, r *Retry) {
 	add := func(p, format string, args ...any) { *errs = append(*errs, d.At(p, format, args...)) }
 	if r.Backoff.Duration < 0 || (r.Backoff.Duration == 0 && d.has(path+".backoff")) {
 		add(path+".backoff", "must be positive")
+	} else if r.Backoff.Duration > MaxBackoff {
+		add(path+".backoff", "backoff %s is over the maximum %s: a stuck node would hide for too long", r.Backoff.Duration, MaxBackoff)
 	}
 	if r.MaxBackoff.Duration < 0 || (r.MaxBackoff.Duration == 0 && d.has(path+".maxBackoff")) {
 		add(path+".maxBackoff", "must be positive")
@@ -196,8 +196,8 @@ func (d *Document) checkRetry(errs *Errors, path string, r *Retry) {
 	if r.MaxBackoff.Duration > 0 && r.Backoff.Duration > r.MaxBackoff.Duration {
 		add(path+".maxBackoff", "maxBackoff %s is shorter than backoff %s", r.MaxBackoff.Duration, r.Backoff.Duration)
 	}
-	if r.MaxBackoff.Duration > time.Hour {
-		add(path+".maxBackoff", "maxBackoff %s is over an hour: a stuck node would hide for too long", r.MaxBackoff.Duration)
+	if r.MaxBackoff.Duration > MaxBackoff {
+		add(path+".maxBackoff", "maxBackoff %s is over the maximum %s: a stuck node would hide for too long", r.MaxBackoff.Duration, MaxBackoff)
 	}
 }
 

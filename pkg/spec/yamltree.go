@@ -21,6 +21,14 @@ type tree struct {
 	// alias bomb ("billion laughs") can cause.
 	expanding map[*yaml.Node]bool
 	nodes     int
+	// fatal is set by errors after which the values are not worth
+	// checking further (alias bombs, merge keys, non-string keys).
+	fatal bool
+}
+
+func (t *tree) fail(line int, path, msg string) {
+	t.errs = append(t.errs, FieldError{File: t.file, Line: line, Path: path, Msg: msg})
+	t.fatal = true
 }
 
 // maxNodes bounds the values one spec may expand to (aliases included).
@@ -31,7 +39,7 @@ func (t *tree) value(n *yaml.Node, path string) any {
 		t.lines[path] = n.Line
 	}
 	if t.nodes++; t.nodes == maxNodes {
-		t.errs = append(t.errs, FieldError{t.file, n.Line, path, "document expands to too many values (alias bomb?)"})
+		t.fail(n.Line, path, "document expands to too many values (alias bomb?)")
 	}
 	if t.nodes >= maxNodes {
 		return nil
@@ -47,7 +55,7 @@ func (t *tree) value(n *yaml.Node, path string) any {
 			t.expanding = map[*yaml.Node]bool{}
 		}
 		if t.expanding[n.Alias] {
-			t.errs = append(t.errs, FieldError{t.file, n.Line, path, "recursive YAML alias"})
+			t.fail(n.Line, path, "recursive YAML alias")
 			return nil
 		}
 		t.expanding[n.Alias] = true
@@ -55,17 +63,27 @@ func (t *tree) value(n *yaml.Node, path string) any {
 		return t.value(n.Alias, path)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
+		first := make(map[string]int, len(n.Content)/2) // key → its line
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Tag == "!!merge" {
-				t.errs = append(t.errs, FieldError{t.file, k.Line, path, "YAML merge keys (<<) are not supported; write the fields out"})
+				t.fail(k.Line, path, "YAML merge keys (<<) are not supported; write the fields out")
 				continue
 			}
 			if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.ShortTag() != "!!str") {
-				t.errs = append(t.errs, FieldError{t.file, k.Line, path, fmt.Sprintf("mapping key %q must be a string", k.Value)})
+				t.fail(k.Line, path, fmt.Sprintf("mapping key %q must be a string", k.Value))
 				continue
 			}
 			child := joinPath(path, k.Value)
+			if l, dup := first[k.Value]; dup {
+				// YAML parsers disagree on which one wins (yaml.v3 keeps
+				// the last): never guess. The first is kept for the
+				// other checks.
+				t.errs = append(t.errs, FieldError{File: t.file, Line: k.Line, Path: child,
+					Msg: fmt.Sprintf("duplicate key %q: already set at line %d; keep one", k.Value, l)})
+				continue
+			}
+			first[k.Value] = k.Line
 			t.lines[child] = k.Line
 			m[k.Value] = t.value(v, child)
 		}
@@ -89,13 +107,13 @@ func (t *tree) scalar(n *yaml.Node, path string) any {
 	case "!!bool":
 		var b bool
 		if err := n.Decode(&b); err != nil {
-			t.errs = append(t.errs, FieldError{t.file, n.Line, path, err.Error()})
+			t.fail(n.Line, path, err.Error())
 		}
 		return b
 	case "!!int", "!!float":
 		var f float64
 		if err := n.Decode(&f); err != nil {
-			t.errs = append(t.errs, FieldError{t.file, n.Line, path, err.Error()})
+			t.fail(n.Line, path, err.Error())
 			return n.Value
 		}
 		if n.ShortTag() == "!!int" {
