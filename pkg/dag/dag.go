@@ -45,6 +45,19 @@ type DAG struct {
 // Build makes the DAG of a loaded document and rejects cycles, reporting
 // each as its path with the line of every edge on it.
 func Build(doc *spec.Document) (*DAG, error) {
+	d := build(doc)
+	if errs := d.cycleErrors(); len(errs) > 0 {
+		return nil, errs.OrNil()
+	}
+	return d, nil
+}
+
+// build makes the graph of whatever parsed: on a document with errors it
+// leaves out nameless nodes, the second declaration of a name, edges to
+// names that are not of the kind dependsOn wants and self-dependencies
+// (each already reported), so the cycles it finds are real ones. A valid
+// document has none of these.
+func build(doc *spec.Document) *DAG {
 	p := doc.Platform
 	d := &DAG{
 		Platform: p,
@@ -61,32 +74,67 @@ func Build(doc *spec.Document) (*DAG, error) {
 			d.origin[e] = path
 		}
 	}
+	// Declare first, so an edge can tell a name from a typo.
+	kind := map[string]Kind{}
+	declared := func(name string, k Kind) bool {
+		if _, dup := kind[name]; dup || name == "" {
+			return false
+		}
+		kind[name] = k
+		return true
+	}
+	own := make([][]bool, len(p.Spec.Stacks)) // own[i][j]: app j of stack i holds its name
+	ownStack := make([]bool, len(p.Spec.Stacks))
 	for i := range p.Spec.Stacks {
 		s := &p.Spec.Stacks[i]
+		ownStack[i] = declared(s.Name, Stack)
+		own[i] = make([]bool, len(s.Apps))
+		for j := range s.Apps {
+			own[i][j] = declared(s.Apps[j].Name, App)
+		}
+	}
+	is := func(name string, k Kind) bool {
+		got, ok := kind[name]
+		return ok && got == k
+	}
+	for i := range p.Spec.Stacks {
+		s := &p.Spec.Stacks[i]
+		if !ownStack[i] {
+			continue
+		}
 		d.nodes[s.Name] = &Node{Name: s.Name, Kind: Stack, Stack: s.Name}
 		d.Graph.AddNode(s.Name)
 		for j := range s.Apps {
 			a := &s.Apps[j]
+			if !own[i][j] {
+				continue
+			}
 			d.nodes[a.Name] = &Node{Name: a.Name, Kind: App, Stack: s.Name, App: a}
 			d.stacks[s.Name] = append(d.stacks[s.Name], a.Name)
 			ap := fmt.Sprintf("spec.stacks[%d].apps[%d]", i, j)
 			edge(s.Name, a.Name, ap+".name")
 			for k, dep := range a.DependsOn {
-				edge(a.Name, dep, fmt.Sprintf("%s.dependsOn[%d]", ap, k))
+				if is(dep, App) && dep != a.Name { // a self-dependency is reported as such
+					edge(a.Name, dep, fmt.Sprintf("%s.dependsOn[%d]", ap, k))
+				}
 			}
 			for k, dep := range s.DependsOn {
-				edge(a.Name, dep, fmt.Sprintf("spec.stacks[%d].dependsOn[%d]", i, k))
+				if is(dep, Stack) && dep != s.Name {
+					edge(a.Name, dep, fmt.Sprintf("spec.stacks[%d].dependsOn[%d]", i, k))
+				}
 			}
 		}
 	}
-	if cycles := d.Graph.Cycles(); len(cycles) > 0 {
-		var errs spec.Errors
-		for _, c := range cycles {
-			errs = append(errs, d.cycleError(c))
-		}
-		return nil, errs.OrNil()
+	return d
+}
+
+// cycleErrors reports every cycle as its path.
+func (d *DAG) cycleErrors() spec.Errors {
+	var errs spec.Errors
+	for _, c := range d.Graph.Cycles() {
+		errs = append(errs, d.cycleError(c))
 	}
-	return d, nil
+	return errs
 }
 
 // cycleError locates a cycle at its first user-written edge and lists the
@@ -181,12 +229,28 @@ func (d *DAG) Origin(e graph.Edge) string { return d.origin[e] }
 // Doc is the document the DAG was built from.
 func (d *DAG) Doc() *spec.Document { return d.doc }
 
-// Load reads a spec file and builds its DAG: every check the product runs
-// before generating anything.
+// Load reads a spec file (at most readlimit.Spec bytes) and builds its
+// DAG: every check the product runs before generating anything.
 func Load(path string) (*DAG, error) {
-	doc, err := spec.Read(path)
-	if err != nil {
+	doc, err := spec.ReadPartial(path)
+	return finish(doc, err)
+}
+
+// Parse checks data (named file in errors) and builds its DAG, as Load.
+func Parse(file string, data []byte) (*DAG, error) {
+	return finish(spec.LoadPartial(file, data))
+}
+
+// finish builds the DAG of a loaded document. When the document has
+// errors, the graph of what parsed is still checked for cycles, so one
+// pass reports a missing field, an unknown dependency and a cycle.
+func finish(doc *spec.Document, err error) (*DAG, error) {
+	if err == nil {
+		return Build(doc)
+	}
+	errs, ok := err.(spec.Errors)
+	if doc == nil || !ok {
 		return nil, err
 	}
-	return Build(doc)
+	return nil, append(errs, build(doc).cycleErrors()...).OrNil()
 }

@@ -27,12 +27,7 @@ func TestInvalidExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got error
-			if doc, err := spec.Load(rel, data); err != nil {
-				got = err
-			} else {
-				_, got = Build(doc)
-			}
+			_, got := Parse(rel, data)
 			if got == nil {
 				t.Fatal("accepted an invalid spec")
 			}
