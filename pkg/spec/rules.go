@@ -75,9 +75,15 @@ var (
 	endpointRe = regexp.MustCompile(`^/[A-Za-z0-9._~/-]*$`)
 	// Jinja delimiters, which Ansible would evaluate in the bootstrap.
 	jinjaRe = regexp.MustCompile(`\{\{|\{%|\{#|\}\}|%\}|#\}`)
+	// Argo CD's rule for a multi-source ref (util/argo: sources.ref).
+	refRe = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 	// Go durations as the schema writes them (no sign, no bare number).
 	durationRe = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`)
 )
+
+// projectRule names Argo CD's rule for project names (util/argo
+// IsValidProjectName): a DNS-1123 subdomain, like every AppProject name.
+const projectRule = "Argo CD project name (a DNS-1123 subdomain, as Argo CD's IsValidProjectName)"
 
 // ManualSuffix is the path the webhook's manual trigger adds.
 const ManualSuffix = "/manual"
@@ -255,7 +261,7 @@ func (d *Document) checkReceivers(errs *Errors) {
 		add("spec.argocd.server", checkServer(s.ArgoCD.Server))
 	}
 	if s.ArgoCD.Project != "" {
-		add("spec.argocd.project", k8sName(validation.IsDNS1123Subdomain, "Argo CD project name (an AppProject is a Kubernetes object: DNS-1123 subdomain)", s.ArgoCD.Project))
+		add("spec.argocd.project", k8sName(validation.IsDNS1123Subdomain, projectRule, s.ArgoCD.Project))
 	}
 	for field, ref := range map[string]*SecretKeyRef{"tokenSecret": &s.ArgoCD.TokenSecret, "caSecret": s.ArgoCD.CASecret} {
 		if ref == nil {
@@ -287,13 +293,21 @@ func (d *Document) checkReceivers(errs *Errors) {
 			a := &st.Apps[j]
 			ap := fmt.Sprintf("spec.stacks[%d].apps[%d]", i, j)
 			if a.Project != "" {
-				add(ap+".project", k8sName(validation.IsDNS1123Subdomain, "Argo CD project name (an AppProject is a Kubernetes object: DNS-1123 subdomain)", a.Project))
+				add(ap+".project", k8sName(validation.IsDNS1123Subdomain, projectRule, a.Project))
 			}
 			if a.Source != nil {
 				d.checkSourceValues(errs, ap+".source", a.Source)
 			}
+			refs := map[string]int{}
 			for k := range a.Sources {
-				d.checkSourceValues(errs, fmt.Sprintf("%s.sources[%d]", ap, k), &a.Sources[k])
+				sp := fmt.Sprintf("%s.sources[%d]", ap, k)
+				d.checkSourceValues(errs, sp, &a.Sources[k])
+				if ref := a.Sources[k].Ref; ref != "" {
+					if prev, dup := refs[ref]; dup {
+						add(sp+".ref", fmt.Errorf("ref %q is already used by sources[%d]: Argo CD needs each ref once", ref, prev))
+					}
+					refs[ref] = k
+				}
 			}
 			if a.Destination != nil {
 				d.checkDestination(errs, ap+".destination", a.Destination)
@@ -397,8 +411,8 @@ func (d *Document) checkSourceValues(errs *Errors, at string, s *Source) {
 	if s.Chart != "" && !chartNameRe.MatchString(s.Chart) {
 		add(at+".chart", fmt.Errorf("%q is not a Helm chart name (letters, digits, '.', '_', '-')", s.Chart))
 	}
-	if s.Ref != "" {
-		add(at+".ref", k8sName(validation.IsDNS1123Label, "source ref", s.Ref))
+	if s.Ref != "" && !refRe.MatchString(s.Ref) {
+		add(at+".ref", fmt.Errorf("ref %q may hold only letters, digits, '_' and '-' (Argo CD)", s.Ref))
 	}
 	if h := s.Helm; h != nil && h.ReleaseName != "" {
 		// Helm's ValidateReleaseName: a DNS-1123 subdomain of at most 53.
