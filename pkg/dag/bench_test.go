@@ -10,6 +10,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/generate"
 	"github.com/deployctl/deployctl/pkg/render"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // denseSpec is a platform of n apps in stacks of ten where app i depends on
@@ -91,5 +92,20 @@ func BenchmarkLintVsGenerate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkLintManyErrors is a careless (or hostile) dense spec in which
+// almost every dependency is misspelled: tens of thousands of located
+// errors in one pass must cost about what a valid spec does, not the
+// square of it.
+func BenchmarkLintManyErrors(b *testing.B) {
+	data := []byte(strings.ReplaceAll(string(denseSpec(500, 112)), ", a", ", z"))
+	for b.Loop() {
+		_, err := dag.Parse("dense.yaml", data)
+		var errs spec.Errors
+		if !errors.As(err, &errs) || len(errs) < 40000 {
+			b.Fatalf("want tens of thousands of errors, got %d", len(errs))
+		}
 	}
 }

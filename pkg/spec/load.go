@@ -148,15 +148,22 @@ func LoadPartial(file string, data []byte) (*Document, error) {
 // still checked.
 func (d *Document) uncovered(semErr error) Errors {
 	sem, _ := semErr.(Errors)
+	rejected := make(map[string]bool, len(d.rejected))
+	for _, ptr := range d.rejected {
+		rejected[pointerToPath(ptr)] = true
+	}
 	var out Errors
 	for _, e := range sem {
 		covered := false
-		for _, ptr := range d.rejected {
-			r := pointerToPath(ptr)
-			if e.Path == r || strings.HasPrefix(e.Path, r+".") || strings.HasPrefix(e.Path, r+"[") {
-				covered = true
+		// Walk up the path (a.b[2].c → a.b[2] → a.b → a): one lookup per
+		// level, so thousands of errors cost no more than their depth.
+		for p := e.Path; p != "" && !covered; {
+			covered = rejected[p]
+			i := strings.LastIndexAny(p, ".[")
+			if i < 0 {
 				break
 			}
+			p = p[:i]
 		}
 		if !covered {
 			out = append(out, e)

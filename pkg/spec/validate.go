@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// maxSuggestions bounds the "did you mean" searches of one file.
+const maxSuggestions = 100
+
 // ReservedPrefix starts the names of deployctl's own workflow nodes.
 const ReservedPrefix = "deployctl-"
 
@@ -54,7 +57,10 @@ func (d *Document) validate() error {
 	sort.Strings(appNames)
 	sort.Strings(stackNames)
 
-	// dependsOn resolves to the right kind, once, not to itself.
+	// dependsOn resolves to the right kind, once, not to itself. A typo
+	// gets a suggestion; a file of thousands of unknown names gets them
+	// for the first maxSuggestions only (each costs a pass over every name).
+	suggested := 0
 	checkDeps := func(path, self string, deps []string, want string, candidates []string) {
 		seen := map[string]bool{}
 		for k, dep := range deps {
@@ -65,8 +71,10 @@ func (d *Document) validate() error {
 				add(at, "%s %q depends on itself", want, self)
 			case !ok:
 				hint := ""
-				if c := closest(dep, candidates); c != "" {
-					hint = fmt.Sprintf(" (did you mean %q?)", c)
+				if suggested++; suggested <= maxSuggestions {
+					if c := closest(dep, candidates); c != "" {
+						hint = fmt.Sprintf(" (did you mean %q?)", c)
+					}
 				}
 				add(at, "unknown %s %q%s", want, dep, hint)
 			case df.kind != want:
