@@ -59,6 +59,8 @@ func TestReceiverRules(t *testing.T) {
 		{"import's wave annotation is allowed", "      annotations: {deployctl.dev/sync-wave: \"-1\"}\n", nil},
 		{"check line injection", "      healthChecks:\n      - resource: {kind: Secret, name: \"a\\nb\"}\n",
 			[]string{`t.yaml:14: spec.stacks[0].apps[0].healthChecks[0].resource.name: "a\nb" is not a valid Kubernetes object name: must not contain whitespace or control characters`}},
+		{"check name with an Argo expression", "      healthChecks:\n      - resource: {kind: Secret, name: \"{{workflow.name}}\"}\n",
+			[]string{`t.yaml:14: spec.stacks[0].apps[0].healthChecks[0].resource.name: must not contain '{{' or '}}' (Argo Workflows expression delimiters)`}},
 		{"http check newline", "      healthChecks:\n      - http: {url: \"http://x.y/z\\nhttp://a=200\"}\n",
 			[]string{`t.yaml:14: spec.stacks[0].apps[0].healthChecks[0].http.url: "http://x.y/z\nhttp://a=200" must not contain whitespace or control characters`}},
 		{"timeout over a week", "      timeouts: {sync: 2562047h}\n",

@@ -145,8 +145,12 @@ func (d *Document) checkApp(errs *Errors, path string, a *App) {
 	for k, h := range a.HealthChecks {
 		// The values' own rules are checkReceivers'; these reach a
 		// workflow parameter, where Argo would evaluate {{…}}.
+		// (group, kind and namespace are DNS names: no braces.)
 		if h.HTTP != nil {
 			noTemplate(errs, d, fmt.Sprintf("%s.healthChecks[%d].http.url", path, k), h.HTTP.URL)
+		}
+		if h.Resource != nil {
+			noTemplate(errs, d, fmt.Sprintf("%s.healthChecks[%d].resource.name", path, k), h.Resource.Name)
 		}
 	}
 	if a.Retry != nil {
