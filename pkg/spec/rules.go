@@ -312,6 +312,16 @@ func (d *Document) checkReceivers(errs *Errors) {
 			if a.Destination != nil {
 				d.checkDestination(errs, ap+".destination", a.Destination)
 			}
+			for k, ig := range a.IgnoreDifferences {
+				ip := fmt.Sprintf("%s.ignoreDifferences[%d]", ap, k)
+				add(ip+".group", CheckGroup(ig.Group))
+				if ig.Kind != "" {
+					add(ip+".kind", CheckKind(ig.Kind))
+				}
+				for m, ptr := range ig.JSONPointers {
+					add(fmt.Sprintf("%s.jsonPointers[%d]", ip, m), checkJSONPointer(ptr))
+				}
+			}
 			d.checkLabels(errs, ap+".labels", a.Labels, true)
 			d.checkAnnotations(errs, ap+".annotations", a.Annotations)
 			for k, h := range a.HealthChecks {
@@ -376,6 +386,20 @@ func (d *Document) checkReceivers(errs *Errors) {
 			}
 		}
 	}
+}
+
+// checkJSONPointer is RFC 6901, which Argo CD's ignoreDifferences applies
+// as a JSON patch "remove" path: "/a/b", with "~" only as "~0" or "~1".
+func checkJSONPointer(p string) error {
+	if p != "" && !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("%q is not a JSON pointer: it must start with /", p)
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == '~' && (i+1 == len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
+			return fmt.Errorf("%q is not a JSON pointer: ~ must be followed by 0 or 1", p)
+		}
+	}
+	return nil
 }
 
 // checkServer is host:port of the Argo CD API: a DNS name or an IP address

@@ -82,6 +82,8 @@ func TestReceiverRules(t *testing.T) {
 				`t.yaml:13: spec.stacks[0].apps[0].sources[1].ref: ref "v" is already used by sources[0]: Argo CD needs each ref once`}},
 		{"argocd server with a template", "  argocd: {server: \"{{x}}:443\"}\n",
 			[]string{`t.yaml:13: spec.argocd.server: host "{{x}}" is neither a DNS name nor an IP address`}},
+		{"ignoreDifferences pointer", "      ignoreDifferences: [{kind: Deployment, jsonPointers: [spec/replicas]}]\n",
+			[]string{`t.yaml:13: spec.stacks[0].apps[0].ignoreDifferences[0].jsonPointers[0]: "spec/replicas" is not a JSON pointer: it must start with /`}},
 		{"timeout over a week", "      timeouts: {sync: 2562047h}\n",
 			[]string{`t.yaml:13: spec.stacks[0].apps[0].timeouts.sync: 2562047h0m0s is longer than the maximum 168h0m0s per timeout`}},
 		{"timeout overflowing Go", "      timeouts: {health: 9999999999999h}\n",
