@@ -318,6 +318,9 @@ func (d *Document) checkReceivers(errs *Errors) {
 				if ig.Kind != "" {
 					add(ip+".kind", CheckKind(ig.Kind))
 				}
+				if ig.Namespace != "" {
+					add(ip+".namespace", k8sName(validation.IsDNS1123Label, "namespace name", ig.Namespace))
+				}
 				for m, ptr := range ig.JSONPointers {
 					add(fmt.Sprintf("%s.jsonPointers[%d]", ip, m), checkJSONPointer(ptr))
 				}
