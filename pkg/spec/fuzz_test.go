@@ -1,17 +1,24 @@
 package spec_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/generate"
+	"github.com/deployctl/deployctl/pkg/render"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // FuzzLoad feeds arbitrary bytes to the loader and the DAG builder: any
-// input must end in a spec or in located errors, never in a panic.
+// input must end in a spec or in located errors, never in a panic. And
+// whatever they accept (what lint and plan accept), generate compiles:
+// every check generate makes on the spec is in the validation, with its
+// line; the only refusal left to generate is the size of a compiled object
+// (render.TooLargeError), which does not exist before compiling.
 // CI runs it for a bounded time (make fuzz).
 func FuzzLoad(f *testing.F) {
 	seeds, _ := filepath.Glob("../../examples/*.yaml")
@@ -42,8 +49,13 @@ func FuzzLoad(f *testing.F) {
 			}
 			return
 		}
-		if _, err := dag.Build(doc); err != nil {
+		d, err := dag.Build(doc)
+		if err != nil {
 			return
+		}
+		var size *render.TooLargeError
+		if _, _, err := generate.Tree(d, "platform"); err != nil && !errors.As(err, &size) {
+			t.Fatalf("lint accepted a spec generate refuses: %v", err)
 		}
 	})
 }
