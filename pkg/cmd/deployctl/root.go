@@ -28,7 +28,6 @@ starts only when the apps it depends on are Healthy, and teardown runs in
 reverse. Argo Workflows is the runtime; Argo CD applies every manifest.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE:          missingCommand,
 	}
 	cmd.AddCommand(lint.NewCommand(), plan.NewCommand(), generate.NewCommand(),
 		preflight.NewCommand(), deploy.NewCommand(), validate.NewCommand(), teardown.NewCommand())

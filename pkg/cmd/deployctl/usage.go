@@ -21,8 +21,9 @@ func usageError(cmd *cobra.Command, err error) error {
 	return exitcode.With(exitcode.Invalid, fmt.Errorf("%s: %w\nusage: %s\nrun '%s --help' for more", cmd.CommandPath(), err, use, cmd.CommandPath()))
 }
 
-// missingCommand runs when deployctl is given no command: cobra would
-// print the help and exit 0, and a script would take that for success.
+// missingCommand runs when a command of commands is given none of them:
+// cobra would print the help and exit 0 (ignoring any argument), and a
+// script would take that for success.
 func missingCommand(cmd *cobra.Command, _ []string) error {
 	var names []string
 	for _, c := range cmd.Commands() {
@@ -33,10 +34,36 @@ func missingCommand(cmd *cobra.Command, _ []string) error {
 	return usageError(cmd, errors.New("missing command: one of "+strings.Join(names, ", ")))
 }
 
-// wireUsageErrors makes every usage error of cmd and its subcommands a
+// wireUsageErrors makes every usage error of root and its subcommands a
 // usageError: unknown flags and bad flag values, missing or extra
-// arguments, unknown commands.
-func wireUsageErrors(cmd *cobra.Command) {
+// arguments, unknown commands and help topics. Cobra's help and completion
+// commands are added now rather than at Execute, so they are wired too.
+func wireUsageErrors(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Args = helpTopic
+		}
+	}
+	wire(root)
+}
+
+// helpTopic accepts only the path of an existing command.
+func helpTopic(c *cobra.Command, a []string) error {
+	if len(a) == 0 {
+		return nil
+	}
+	if found, rest, err := c.Root().Find(a); err != nil || len(rest) > 0 || found == c.Root() {
+		return fmt.Errorf("unknown help topic %q", strings.Join(a, " "))
+	}
+	return nil
+}
+
+func wire(cmd *cobra.Command) {
+	if !cmd.Runnable() && cmd.HasSubCommands() {
+		cmd.RunE = missingCommand
+	}
 	cmd.SetFlagErrorFunc(usageError)
 	cmd.SuggestionsMinimumDistance = 2
 	args := cmd.Args
@@ -60,6 +87,6 @@ func wireUsageErrors(cmd *cobra.Command) {
 		return nil
 	}
 	for _, sub := range cmd.Commands() {
-		wireUsageErrors(sub)
+		wire(sub)
 	}
 }

@@ -41,6 +41,9 @@ func TestArgumentCountIsAUsageError(t *testing.T) {
 		{[]string{"status", "a", "b"}, "deployctl status: accepts at most 1 arg(s), received 2\nusage: deployctl status [WORKFLOW] [flags]\nrun 'deployctl status --help' for more"},
 		{[]string{"deploy", "now"}, "deployctl deploy: unknown command \"now\" for \"deployctl deploy\"\nusage: deployctl deploy [flags]\nrun 'deployctl deploy --help' for more"},
 		{[]string{"genrate", "x.yaml"}, "deployctl: unknown command \"genrate\" (did you mean generate?)\nusage: deployctl COMMAND [flags]\nrun 'deployctl --help' for more"},
+		{[]string{"help", "nope"}, "deployctl help: unknown help topic \"nope\"\nusage: deployctl help [command] [flags]\nrun 'deployctl help --help' for more"},
+		{[]string{"completion", "tcsh"}, "deployctl completion: unknown command \"tcsh\" for \"deployctl completion\"\nusage: deployctl completion COMMAND [flags]\nrun 'deployctl completion --help' for more"},
+		{[]string{"completion", "bash", "extra"}, "deployctl completion bash: unknown command \"extra\" for \"deployctl completion bash\"\nusage: deployctl completion bash\nrun 'deployctl completion bash --help' for more"},
 		{nil, "deployctl: missing command: one of completion, deploy, explain, generate, import, lint, plan, preflight, status, teardown, validate\nusage: deployctl COMMAND [flags]\nrun 'deployctl --help' for more"},
 	} {
 		wantUsage(t, c.args, c.want)
@@ -62,7 +65,7 @@ func TestFlagErrorsAreUsageErrors(t *testing.T) {
 }
 
 func TestHelpIsNoError(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"help"}, {"generate", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"help", "generate"}, {"generate", "--help"}} {
 		if out, err := execute(args...); err != nil || !strings.Contains(out, "Usage:") {
 			t.Errorf("%v: %v\n%s", args, err, out)
 		}
