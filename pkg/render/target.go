@@ -132,22 +132,20 @@ func (t Tree) owned(cur, platform string) (string, error) {
 // checkAncestors requires the nearest existing ancestor of dir to be a
 // folder, so MkdirAll cannot fail half-way on a file.
 func checkAncestors(dir string) error {
+	a := existingAncestor(dir)
+	if fi, err := os.Stat(a); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%s is %s, not a folder", a, atomicfile.Kind(fi.Mode()))
+	}
+	return nil
+}
+
+// existingAncestor is dir, or its nearest ancestor that exists.
+func existingAncestor(dir string) string {
 	for {
-		fi, err := os.Stat(dir)
-		if err == nil {
-			if !fi.IsDir() {
-				return fmt.Errorf("%s is %s, not a folder", dir, atomicfile.Kind(fi.Mode()))
-			}
-			return nil
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			return dir
 		}
-		if !os.IsNotExist(err) {
-			return err
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return nil
-		}
-		dir = up
+		dir = filepath.Dir(dir)
 	}
 }
 

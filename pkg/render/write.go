@@ -18,6 +18,7 @@ func (t Tree) Write(dir string, o WriteOptions) (notes []string, err error) {
 	if _, ok := t[Marker]; ok {
 		return nil, fmt.Errorf("internal: the tree holds %s, the writer's own file", Marker)
 	}
+	defer lock(existingAncestor(filepath.Dir(filepath.Clean(dir))))()
 	tg, err := t.inspect(dir, o, true)
 	if err != nil {
 		return nil, err

@@ -183,3 +183,46 @@ func TestAddRefusesOverwrite(t *testing.T) {
 		t.Error("second Add of the same path succeeded")
 	}
 }
+
+// Two runs at once into one folder: each would take the other's
+// temporary folder for an interrupted run's. They take turns.
+func TestConcurrentWritesTakeTurns(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	errs := make(chan error, 2)
+	for w := range 2 {
+		go func() {
+			var err error
+			for i := 0; i < 25 && err == nil; i++ {
+				_, err = (Tree{"a.yaml": []byte{byte('a' + w)}}).Write(dir, mine)
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := strings.Join(ls(t, root), " "); got != "out" {
+		t.Errorf("left: %s", got)
+	}
+}
+
+// A run killed while removing the previous tree leaves it, marker last.
+func TestWriteRemovesAnOldTreeLeftBehind(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	write(t, dir, Tree{"a.yaml": []byte("1")})
+	write(t, filepath.Join(root, ".out.new-7.old"), Tree{"b.yaml": nil})
+	if err := os.Remove(filepath.Join(root, ".out.new-7.old", "b.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	notes := write(t, dir, Tree{"a.yaml": []byte("2")})
+	if len(notes) != 1 || notes[0] != "removed "+filepath.Join(root, ".out.new-7.old")+", left by an interrupted run" {
+		t.Errorf("notes %q", notes)
+	}
+	if got := strings.Join(ls(t, root), " "); got != "out" {
+		t.Errorf("left: %s", got)
+	}
+}
