@@ -213,15 +213,16 @@ func (r *Report) writeJSON(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	return writeFileAtomic(path, append(data, '\n'), "{\n  \"kind\": \""+ReportKind+"\"")
 }
 
-// writeFileAtomic creates path's folder if needed, then writes atomically.
-func writeFileAtomic(path string, data []byte) error {
+// writeFileAtomic creates path's folder if needed, then writes atomically;
+// it replaces only a file that starts with mark (one it wrote).
+func writeFileAtomic(path string, data []byte, mark string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, data)
+	return atomicfile.Write(path, data, mark)
 }
 
 // writeText is the human summary.

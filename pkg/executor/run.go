@@ -170,7 +170,7 @@ func (r *run) end(code int, summary string, err error) error {
 	if werr := r.report.writeJSON(r.cfg.ReportFile); werr != nil {
 		lg.Error("cannot write the report", "file", r.cfg.ReportFile, "error", werr.Error())
 	}
-	if werr := writeFileAtomic(r.cfg.MetricsFile, r.metrics.Render()); werr != nil {
+	if werr := writeFileAtomic(r.cfg.MetricsFile, r.metrics.Render(), "# HELP executor_action_duration_seconds "); werr != nil {
 		lg.Error("cannot write the metrics", "file", r.cfg.MetricsFile, "error", werr.Error())
 	}
 	r.report.writeText(r.out)

@@ -3,26 +3,174 @@ package render
 import (
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
+
+	"github.com/deployctl/deployctl/internal/atomicfile"
+	"github.com/deployctl/deployctl/internal/fssnap"
 )
+
+var mine = WriteOptions{Platform: "p"}
+
+func write(t *testing.T, dir string, tr Tree) []string {
+	t.Helper()
+	notes, err := tr.Write(dir, mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return notes
+}
+
+// ls lists a folder's entries, sorted.
+func ls(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names
+}
 
 func TestWriteReplacesWholeTree(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	if err := (Tree{"a/x.yaml": []byte("1"), "stale.yaml": []byte("old")}).Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := (Tree{"a/x.yaml": []byte("2")}).Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	write(t, dir, Tree{"a/x.yaml": []byte("1"), "stale.yaml": []byte("old")})
+	write(t, dir, Tree{"a/x.yaml": []byte("2")})
 	if b, _ := os.ReadFile(filepath.Join(dir, "a/x.yaml")); string(b) != "2" {
 		t.Errorf("a/x.yaml = %q", b)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "stale.yaml")); !os.IsNotExist(err) {
-		t.Errorf("stale file survived: %v", err)
+	if got := strings.Join(ls(t, dir), " "); got != Marker+" a" {
+		t.Errorf("tree: %s", got)
 	}
-	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".out.new-*"))
-	if len(left) != 0 {
-		t.Errorf("temporary directories left: %v", left)
+	if b, _ := os.ReadFile(filepath.Join(dir, Marker)); string(b) != string(markerFile("p")) || !strings.HasSuffix(string(b), "\nplatform: p\n") {
+		t.Errorf("marker:\n%s", b)
+	}
+	if got := ls(t, filepath.Dir(dir)); len(got) != 1 {
+		t.Errorf("temporary folders left: %v", got)
+	}
+}
+
+func TestWriteIsAllOrNothing(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	write(t, dir, Tree{"a.yaml": []byte("1")})
+	before := fssnap.Take(t, dir)
+	// "x" as a file and as a folder: the write fails half-way.
+	if _, err := (Tree{"b.yaml": []byte("2"), "x": []byte("f"), "x/y": []byte("g")}).Write(dir, mine); err == nil {
+		t.Fatal("no error")
+	}
+	fssnap.Same(t, before, fssnap.Take(t, dir))
+	if got := ls(t, root); len(got) != 1 {
+		t.Errorf("temporary folders left: %v", got)
+	}
+}
+
+func TestWriteIntoEmptyFolder(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, Tree{"a.yaml": []byte("1")})
+	if got := strings.Join(ls(t, dir), " "); got != Marker+" a.yaml" {
+		t.Errorf("tree: %s", got)
+	}
+}
+
+// A run killed between its two renames leaves the old tree aside and the
+// output folder missing; one killed while writing leaves its temporary
+// folder. The next run puts the old tree back, then replaces it.
+func TestWriteRecoversFromInterruptedRuns(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	write(t, dir, Tree{"old.yaml": []byte("old")})
+	aside := filepath.Join(root, ".out.new-123.old")
+	if err := os.Rename(dir, aside); err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(root, ".out.new-123")
+	write(t, half, Tree{"half.yaml": []byte("half")}) // a tree of ours, named as debris
+	empty := filepath.Join(root, ".out.new-456")      // killed right after creating it
+	foreign := filepath.Join(root, ".out.new-789")    // not ours: no marker
+	for _, d := range []string{empty, foreign} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	notes := write(t, dir, Tree{"new.yaml": []byte("new")})
+	want := []string{
+		dir + " was missing after an interrupted run: put back from " + aside,
+		"removed " + half + ", left by an interrupted run",
+		"removed " + empty + ", left by an interrupted run",
+	}
+	if strings.Join(notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
+	}
+	if got := strings.Join(ls(t, root), " "); got != ".out.new-789 out" {
+		t.Errorf("left: %s", got)
+	}
+	if got := strings.Join(ls(t, dir), " "); got != Marker+" new.yaml" {
+		t.Errorf("tree: %s", got)
+	}
+}
+
+// A removal cut short keeps the marker to the end: what is left is still
+// recognisably ours.
+func TestRemoveOwnedDeletesTheMarkerLast(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".out.new-1.old")
+	write(t, dir, Tree{"a/b.yaml": []byte("1"), "c.yaml": nil})
+	if err := os.Chmod(filepath.Join(dir, "a"), 0o500); err != nil { // b.yaml cannot go
+		t.Fatal(err)
+	}
+	defer os.Chmod(filepath.Join(dir, "a"), 0o755)
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores permissions")
+	}
+	if err := removeOwned(dir); err == nil {
+		t.Fatal("no error")
+	}
+	if !ours(dir) {
+		t.Errorf("%s lost its marker: %v", dir, ls(t, dir))
+	}
+}
+
+// Trees written before the marker existed are recognised once, so an
+// upgrade does not make `make generate` refuse its own output.
+func TestWriteUpgradesATreeWrittenWithoutMarker(t *testing.T) {
+	readme := "<!-- Generated by deployctl -->\n# p\n\nbody\n"
+	tr := Tree{"README.md": []byte(readme + "more"), "apps/a.yaml": []byte("a")}
+	legacy := func(t *testing.T, extra ...string) string {
+		dir := filepath.Join(t.TempDir(), "p")
+		for _, f := range append([]string{"README.md", "apps/old.yaml"}, extra...) {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(readme), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	write(t, legacy(t), tr)
+	// Anything the generator does not write at the top: not ours.
+	dir := legacy(t, ".git/HEAD")
+	_, err := tr.Write(dir, mine)
+	if want := dir + ": is not empty (.git, README.md, apps) and holds no " + Marker + ": generate did not write it; " + advice; err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	// Another platform's title: not ours.
+	other := Tree{"README.md": []byte("<!-- Generated by deployctl -->\n# q\n"), "apps/a.yaml": nil}
+	if _, err := other.Write(legacy(t), WriteOptions{Platform: "q"}); !atomicfile.IsRefused(err) {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestWriteRefusesTreeHoldingTheMarker(t *testing.T) {
+	if _, err := (Tree{Marker: nil}).Write(filepath.Join(t.TempDir(), "x"), mine); err == nil {
+		t.Error("no error")
 	}
 }
 
@@ -33,5 +181,48 @@ func TestAddRefusesOverwrite(t *testing.T) {
 	}
 	if err := tr.Add("a", nil); err == nil {
 		t.Error("second Add of the same path succeeded")
+	}
+}
+
+// Two runs at once into one folder: each would take the other's
+// temporary folder for an interrupted run's. They take turns.
+func TestConcurrentWritesTakeTurns(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	errs := make(chan error, 2)
+	for w := range 2 {
+		go func() {
+			var err error
+			for i := 0; i < 25 && err == nil; i++ {
+				_, err = (Tree{"a.yaml": []byte{byte('a' + w)}}).Write(dir, mine)
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := strings.Join(ls(t, root), " "); got != "out" {
+		t.Errorf("left: %s", got)
+	}
+}
+
+// A run killed while removing the previous tree leaves it, marker last.
+func TestWriteRemovesAnOldTreeLeftBehind(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	write(t, dir, Tree{"a.yaml": []byte("1")})
+	write(t, filepath.Join(root, ".out.new-7.old"), Tree{"b.yaml": nil})
+	if err := os.Remove(filepath.Join(root, ".out.new-7.old", "b.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	notes := write(t, dir, Tree{"a.yaml": []byte("2")})
+	if len(notes) != 1 || notes[0] != "removed "+filepath.Join(root, ".out.new-7.old")+", left by an interrupted run" {
+		t.Errorf("notes %q", notes)
+	}
+	if got := strings.Join(ls(t, root), " "); got != "out" {
+		t.Errorf("left: %s", got)
 	}
 }

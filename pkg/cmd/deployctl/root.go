@@ -32,5 +32,6 @@ reverse. Argo Workflows is the runtime; Argo CD applies every manifest.`,
 	cmd.AddCommand(lint.NewCommand(), plan.NewCommand(), generate.NewCommand(),
 		preflight.NewCommand(), deploy.NewCommand(), validate.NewCommand(), teardown.NewCommand())
 	cmd.AddCommand(importcmd.NewCommand(), status.NewCommand(), explain.NewCommand())
+	wireUsageErrors(cmd)
 	return cmd
 }

@@ -17,6 +17,10 @@ import (
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
+// Mark starts every spec import writes: an existing -o file is replaced
+// only when it starts so (an earlier import's), never a file of the user's.
+const Mark = "# Imported by `deployctl import`"
+
 // NewCommand returns `deployctl import PATH...`.
 func NewCommand() *cobra.Command {
 	var o importer.Options
@@ -51,12 +55,18 @@ cannot express is reported field by field (also as a comment above the app).
 --strict refuses to write when there is any such difference. Notes about what
 the import changed on purpose go to stderr and into the file's header.
 
+-o replaces only a file an earlier import wrote (it starts with the line
+"# Imported by ` + "`deployctl import`" + `"), never a link, a device, a folder or a
+file of yours.
+
 Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Every argument problem in one pass, before the inputs are read.
+			var problems []error
 			var err error
 			if o.StackFrom, err = importer.ParseStackFrom(stackFrom); err != nil {
-				return exitcode.With(exitcode.Invalid, err)
+				problems = append(problems, err)
 			}
 			if o.Name == "" {
 				o.Name = "platform"
@@ -65,7 +75,15 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 				}
 			}
 			if !validName(o.Name) {
-				return exitcode.With(exitcode.Invalid, fmt.Errorf("platform name %q: want a DNS-1123 label (--name)", o.Name))
+				problems = append(problems, fmt.Errorf("platform name %q: want a DNS-1123 label (--name)", o.Name))
+			}
+			if output != "" && output != "-" {
+				if err := atomicfile.Check(output, Mark); err != nil {
+					problems = append(problems, fmt.Errorf("-o %w (-o - writes to standard output)", err))
+				}
+			}
+			if len(problems) > 0 {
+				return exitcode.With(exitcode.Invalid, errors.Join(problems...))
 			}
 			o.File = output
 			if output == "" || output == "-" {
@@ -107,7 +125,10 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 				_, err = cmd.OutOrStdout().Write(r.YAML)
 				return err
 			}
-			if err := atomicfile.Write(output, r.YAML); err != nil {
+			if err := atomicfile.Write(output, r.YAML, Mark); err != nil {
+				if atomicfile.IsRefused(err) {
+					return exitcode.With(exitcode.Invalid, err)
+				}
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", output)

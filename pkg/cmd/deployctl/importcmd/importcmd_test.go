@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deployctl/deployctl/internal/fssnap"
+
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
@@ -102,5 +104,49 @@ func TestImportFromStdin(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "imported 41 apps in 11 stacks") || !strings.Contains(out, "- name: temporal-ui") {
 		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// -o replaces only a spec an earlier import wrote: never a file of the
+// user's, a link, a folder or a device; nothing is touched.
+func TestImportRefusesOutputsItDidNotWrite(t *testing.T) {
+	root := t.TempDir()
+	mine := filepath.Join(root, "mine.yaml")
+	if err := os.WriteFile(mine, []byte("# my hand-written spec\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link.yaml")
+	if err := os.Symlink(mine, link); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		mine:                                mine + `: exists and was not written by this command (it does not start with "# Imported by ` + "`deployctl import`" + `"); it is never replaced: choose another path, or remove the file yourself`,
+		link:                                link + ": is a symbolic link, not a file this command wrote; it is never replaced: choose another path",
+		root:                                root + ": is a folder, not a file this command wrote; it is never replaced: choose another path",
+		filepath.Join(root, "no", "p.yaml"): filepath.Join(root, "no", "p.yaml") + ": its folder " + filepath.Join(root, "no") + " does not exist; create it first, or choose another path",
+	}
+	if dev := filepath.Join(root, "null"); fssnap.Device(t, dev) {
+		cases[dev] = dev + ": is a device, not a file this command wrote; it is never replaced: choose another path"
+	}
+	before := fssnap.Take(t, root)
+	for out, want := range cases {
+		want = "-o " + want + " (-o - writes to standard output)"
+		_, _, err := run(testdata+"folders", "--stack-from", "folder", "--name", "small", "-o", out)
+		if err == nil || err.Error() != want || exitcode.Of(err) != exitcode.Invalid {
+			t.Errorf("exit %d:\n got %v\nwant %s", exitcode.Of(err), err, want)
+		}
+	}
+	fssnap.Same(t, before, fssnap.Take(t, root))
+}
+
+func TestImportReplacesItsOwnSpec(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "small.yaml")
+	for range 2 {
+		if _, stderr, err := run(testdata+"folders", "--stack-from", "folder", "-o", file); err != nil {
+			t.Fatal(err, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), Mark) {
+		t.Errorf("the spec does not start with the mark:\n%.200s", b)
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"math"
 	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/exitcode"
@@ -93,7 +94,7 @@ written by 'deployctl import', or argocd.argoproj.io/sync-wave), or from
 // integer, or {wave: W, path: "root@0/storage@-10"} for an app of an
 // app-of-apps (the form of the deployctl.dev/sync-wave-path annotation).
 func readWaves(path string) (map[string]plan.AppWave, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func warnUnknown(cmd *cobra.Command, d *dag.DAG, file string, waves map[string]p
 // run time of every app node that succeeded (or was kept from the run it
 // resumed).
 func readDurations(path string) (map[string]time.Duration, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -164,14 +165,59 @@ func readDurations(path string) (map[string]time.Duration, error) {
 	if r.Action != executor.ActionDeploy {
 		return nil, fmt.Errorf("%s: the report of a %s; durations come from a deploy", path, r.Action)
 	}
+	var bad []error
 	out := map[string]time.Duration{}
-	for _, c := range r.Components {
-		if (c.Status == "Succeeded" || c.Status == executor.CompKept) && c.DurationSeconds > 0 {
-			out[c.Name] = time.Duration(c.DurationSeconds * float64(time.Second))
+	for i, c := range r.Components {
+		s := c.DurationSeconds
+		if math.IsNaN(s) || s < 0 || s > maxAppSeconds {
+			bad = append(bad, fmt.Errorf("%s:%d: components[%d].durationSeconds (app %q): %v is not a measured duration: want 0 to %d seconds",
+				path, durationLine(data, i), i, c.Name, s, int(maxAppSeconds)))
+			continue
 		}
+		if (c.Status == "Succeeded" || c.Status == executor.CompKept) && s > 0 {
+			out[c.Name] = time.Duration(s * float64(time.Second))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, errors.Join(bad...)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no app of this report succeeded: no duration to use", path)
 	}
 	return out, nil
+}
+
+// maxAppSeconds bounds one app's measured deploy time: a day is far beyond
+// any sync and health timeout, and keeps the sum of a long chain of apps
+// inside time.Duration (292 years) instead of wrapping to a negative
+// makespan.
+const maxAppSeconds = 24 * 60 * 60
+
+// durationLine finds the line of components[i].durationSeconds (JSON is
+// YAML, and yaml.v3 keeps lines); 0 if it cannot.
+func durationLine(data []byte, i int) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	comps := mapValue(doc.Content[0], "components")
+	if comps == nil || comps.Kind != yaml.SequenceNode || i >= len(comps.Content) {
+		return 0
+	}
+	if v := mapValue(comps.Content[i], "durationSeconds"); v != nil {
+		return v.Line
+	}
+	return comps.Content[i].Line
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		if n.Content[j].Value == key {
+			return n.Content[j+1]
+		}
+	}
+	return nil
 }

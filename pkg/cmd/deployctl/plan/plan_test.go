@@ -41,6 +41,7 @@ const report = `{"kind": "deployctl.dev/v1alpha1/ExecutorReport", "action": "dep
 func run(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	cmd := NewCommand()
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -108,4 +109,49 @@ func badWaves(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// Absurd durations would make a negative makespan: refused, each with its
+// line and field, in one pass.
+func TestCompareWavesRefusesAbsurdDurations(t *testing.T) {
+	specFile, wavesFile, _ := files(t)
+	absurd := badWaves(t, `{"kind": "deployctl.dev/v1alpha1/ExecutorReport", "action": "deploy",
+ "components": [
+  {"name": "x", "status": "Succeeded", "durationSeconds": 1e308},
+  {"name": "y", "status": "Succeeded", "durationSeconds": 30},
+  {"name": "z", "status": "Succeeded",
+   "durationSeconds": -5}]}`)
+	out, _, err := run(t, specFile, "--compare-waves", "--waves", wavesFile, "--durations", absurd)
+	want := absurd + `:3: components[0].durationSeconds (app "x"): 1e+308 is not a measured duration: want 0 to 86400 seconds` + "\n" +
+		absurd + `:6: components[2].durationSeconds (app "z"): -5 is not a measured duration: want 0 to 86400 seconds`
+	if err == nil || err.Error() != want || exitcode.Of(err) != exitcode.Invalid || out != "" {
+		t.Errorf("exit %d, out %q, err:\n%v\nwant:\n%s", exitcode.Of(err), out, err, want)
+	}
+	// JSON has no NaN or infinity: not a report at all.
+	for _, v := range []string{"NaN", "1e999"} {
+		nan := badWaves(t, `{"kind": "deployctl.dev/v1alpha1/ExecutorReport", "action": "deploy", "components": [{"name": "x", "durationSeconds": `+v+`}]}`)
+		if _, _, err := run(t, specFile, "--compare-waves", "--waves", wavesFile, "--durations", nan); exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), nan+": not an executor report") {
+			t.Errorf("%s: exit %d, err %v", v, exitcode.Of(err), err)
+		}
+	}
+}
+
+// The files plan reads itself are bounded like a spec.
+func TestCompareWavesRefusesOversizedFiles(t *testing.T) {
+	specFile, wavesFile, reportFile := files(t)
+	big := filepath.Join(t.TempDir(), "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(16<<20 + 1); err != nil { // sparse: no 16 MiB written
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, args := range [][]string{{"--waves", big, "--durations", reportFile}, {"--waves", wavesFile, "--durations", big}} {
+		_, _, err := run(t, append([]string{specFile, "--compare-waves"}, args...)...)
+		if want := big + ": larger than the 16 MiB limit"; err == nil || err.Error() != want || exitcode.Of(err) != exitcode.Invalid {
+			t.Errorf("%v: exit %d, err %v, want %s", args, exitcode.Of(err), err, want)
+		}
+	}
 }
