@@ -67,6 +67,12 @@ func readEnvironment(path string, secrets *redact.Set) (*EnvironmentFile, []stri
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
+	switch {
+	case doc.Kind == yaml.ScalarNode && doc.Tag == "!!null":
+		return nil, []string{path + ": empty file"}
+	case doc.Kind != yaml.MappingNode:
+		return nil, []string{fmt.Sprintf("%s: line %d: want a mapping of fields (name, domain, gitRepository, gitRevision, …)", path, doc.Line)}
+	}
 	problems := checkKeys(path, doc, reflect.TypeOf(EnvironmentFile{}))
 	var env EnvironmentFile
 	if err := doc.Decode(&env); err != nil {

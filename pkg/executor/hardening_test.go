@@ -382,6 +382,15 @@ extra: 1
 		path+`: line 10: unknown field "backof"`,
 		path+`: line 11: unknown field "extra"`,
 	)
+	for body, want := range map[string]string{
+		"~\n":               ": empty file",
+		"- name: staging\n": ": line 1: want a mapping of fields",
+	} {
+		env["CONFIG_DIR"] = configDir(t, body, "")
+		_, err := load(t, ActionDeploy, env)
+		wantAll(t, problemsOf(t, err), filepath.Join(env["CONFIG_DIR"], EnvironmentFileName)+want)
+	}
+	env["CONFIG_DIR"] = filepath.Dir(path)
 	c, _ := load(t, ActionDeploy, env)
 	if c.Env == nil || c.Env.Name != "staging" || c.Env.Timeouts.Sync.String() != "5m0s" || c.Env.Retries.MaxAttempts != 3 {
 		t.Errorf("the first of each duplicate is what is read: %+v", c.Env)

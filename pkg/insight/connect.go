@@ -44,17 +44,17 @@ func AddFlags(fs *pflag.FlagSet) *Flags {
 
 // Load connects and reads the run (the named workflow, or the latest).
 func (f *Flags) Load(ctx context.Context, workflow string) (*Run, error) {
-	o := Options{Namespace: f.Namespace, Platform: f.Platform, Workflow: workflow, ArgoCDNamespace: f.ArgoCDNamespace}
+	o := Options{Namespace: f.Namespace, Platform: f.Platform, Workflow: workflow, ArgoCDNamespace: f.ArgoCDNamespace,
+		Secrets: &redact.Set{}}
 	if f.Spec != "" {
 		p, err := spec.LoadFile(f.Spec)
 		if err != nil {
-			return nil, err
+			return nil, o.Secrets.Error(err) // a repoURL with a password may be quoted
 		}
 		o.Namespace = or(o.Namespace, p.Spec.Workflow.Namespace)
 		o.Platform = or(o.Platform, p.Metadata.Name)
 	}
 	o.Namespace = or(o.Namespace, "argo")
-	o.Secrets = &redact.Set{}
 	cl, err := f.clients(o.Secrets)
 	if err != nil {
 		return nil, o.Secrets.Error(err)
