@@ -41,6 +41,7 @@ func (c *Config) restConfig(action Action) (*rest.Config, error) {
 	rc.UserAgent = "deployctl/" + string(action)
 	rc.Timeout = requestTimeout
 	rc.QPS, rc.Burst = 50, 100
+	RegisterSentCredentials(rc, c.redact)
 	return rc, nil
 }
 

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -12,8 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/redact"
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
@@ -74,6 +76,10 @@ type Config struct {
 	Cluster          string
 	// secrets are the recognised files of the secrets directory.
 	secrets map[string][]byte
+	// redact holds every credential value read (kubeconfig credentials, the
+	// secrets directory's files, a password in gitRepository); every
+	// output sink masks them (see run.go).
+	redact *redact.Set
 }
 
 // Platform is the platform's name.
@@ -106,7 +112,7 @@ var traceRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // lists every problem.
 func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	val, from := o.resolve(getenv)
-	c := &Config{Action: o.action, secrets: map[string][]byte{}}
+	c := &Config{Action: o.action, secrets: map[string][]byte{}, redact: &redact.Set{}}
 	var problems []string
 	bad := func(key, format string, args ...any) {
 		problems = append(problems, name(key)+": "+fmt.Sprintf(format, args...))
@@ -131,6 +137,11 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	c.DryRun = parseBool(val, "dry-run", bad)
 	c.ForceRun = parseBool(val, "force-run", bad)
 	c.Scope = val["scope"]
+	scopeOK := true
+	if msg := checkScope(c.Scope); msg != "" {
+		bad("scope", "%q: %s", c.Scope, msg)
+		scopeOK = false
+	}
 	c.ConfigDir, c.SecretsDir = val["config-dir"], val["secrets-dir"]
 	if v := val["timeout"]; v != "" {
 		d, err := time.ParseDuration(v)
@@ -165,7 +176,7 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 		problems = append(problems, name("environment")+": required (the environment to act on)")
 	}
 	envPath := filepath.Join(c.ConfigDir, EnvironmentFileName)
-	env, envProblems := readEnvironment(envPath)
+	env, envProblems := readEnvironment(envPath, c.redact)
 	problems = append(problems, envProblems...)
 	c.Env = env
 	if env != nil && env.Name != "" && c.Environment != "" && env.Name != c.Environment {
@@ -177,15 +188,20 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 			envPath, env.ClusterName, c.Context, c.Cluster))
 	}
 
-	problems = append(problems, c.loadSpec(env)...)
+	problems = append(problems, c.loadSpec(env, scopeOK)...)
 	problems = append(problems, c.loadSecrets(from["secrets-dir"] != "default")...)
 
-	if o.action == ActionTeardown && c.DAG != nil {
-		switch p := c.Platform(); {
+	if o.action == ActionTeardown {
+		// The missing confirmation is listed whatever else is wrong (a spec
+		// that does not load included): everything is fixed in one pass.
+		switch {
+		case c.Confirm == "" && c.DAG != nil:
+			bad("confirm", "required for teardown: set it to the platform's name (%s) to confirm deleting it", c.Platform())
 		case c.Confirm == "":
-			problems = append(problems, fmt.Sprintf("%s: required for teardown: set it to the platform's name (%s) to confirm deleting it", name("confirm"), p))
-		case c.Confirm != p:
-			problems = append(problems, fmt.Sprintf("%s: %q does not match the platform's name %q: nothing is deleted without the exact name", name("confirm"), c.Confirm, p))
+			bad("confirm", "required for teardown: set it to the platform's name (metadata.name of %s) to confirm deleting it",
+				filepath.Join(c.ConfigDir, SpecFileName))
+		case c.DAG != nil && c.Confirm != c.Platform():
+			bad("confirm", "%q does not match the platform's name %q: nothing is deleted without the exact name", c.Confirm, c.Platform())
 		}
 	}
 	if len(problems) > 0 {
@@ -212,35 +228,22 @@ func parseBool(val map[string]string, key string, bad func(string, string, ...an
 // (INV-3: no state outside the explicit configuration).
 func (c *Config) loadKubeconfig(val, from map[string]string) []string {
 	path, data := val["kubeconfig"], val["kubeconfig-data"]
-	var raw []byte
+	var kc *clientcmdapi.Config
+	var err error
 	switch {
 	case path == "" && data == "":
 		return []string{"KUBECONFIG_PATH (or --kubeconfig) or KUBECONFIG_DATA: one is required"}
 	case path != "" && data != "":
 		return []string{fmt.Sprintf("KUBECONFIG_DATA and %s are both set: give exactly one", from["kubeconfig"])}
 	case data != "":
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(data))
-		if err != nil {
-			return []string{"KUBECONFIG_DATA: not valid base64 (want the kubeconfig file, base64-encoded)"}
+		c.KubeconfigSource = "KUBECONFIG_DATA"
+		if kc, err = DecodeKubeconfig(data, c.redact); err != nil {
+			return []string{err.Error()}
 		}
-		raw, c.KubeconfigSource = b, "KUBECONFIG_DATA"
 	default:
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return []string{fmt.Sprintf("%s: %s: %v", name("kubeconfig"), path, cleanPathError(err))}
-		}
-		raw, c.KubeconfigSource = b, path
-	}
-	kc, err := clientcmd.Load(raw)
-	if err != nil {
-		// Keep the position, never the quoted input: it may hold a token.
-		return []string{fmt.Sprintf("%s: not a kubeconfig: %s", c.KubeconfigSource, redactErr(err))}
-	}
-	if c.KubeconfigSource != "KUBECONFIG_DATA" {
-		// Relative certificate paths are relative to the file's folder.
-		setOrigin(kc, c.KubeconfigSource)
-		if err := clientcmd.ResolveLocalPaths(kc); err != nil {
-			return []string{fmt.Sprintf("%s: %v", c.KubeconfigSource, err)}
+		c.KubeconfigSource = path
+		if kc, err = ReadKubeconfig(path, c.redact); err != nil {
+			return []string{name("kubeconfig") + ": " + err.Error()}
 		}
 	}
 	c.kubeconfig, c.Context = kc, kc.CurrentContext
@@ -258,22 +261,39 @@ func (c *Config) loadKubeconfig(val, from map[string]string) []string {
 	return nil
 }
 
-// redactErr keeps a parse error's position and drops any quoted input.
-func redactErr(err error) string {
-	s := err.Error()
-	if i := strings.IndexAny(s, "\"`'"); i > 0 {
-		s = strings.TrimSpace(s[:i]) + " …"
+// readProblem is the problem of a file that could not be read: the limit
+// it broke, or the reason, after its path.
+func readProblem(path string, err error) string {
+	if readlimit.IsTooLarge(err) {
+		return err.Error() // already "PATH: larger than the N MiB limit"
 	}
-	return s
+	return fmt.Sprintf("%s: %v", path, cleanPathError(err))
+}
+
+// checkScope checks TARGET_SCOPE's form (platform, stack:NAME, app:NAME,
+// NAME an app or stack name: a DNS-1123 label) before any spec is read, so
+// a malformed scope is listed even when the spec does not load.
+func checkScope(scope string) string {
+	if scope == "" || scope == "platform" {
+		return ""
+	}
+	kind, n, ok := strings.Cut(scope, ":")
+	if !ok || (kind != "stack" && kind != "app") {
+		return "want platform, stack:NAME or app:NAME"
+	}
+	if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
+		return "the name " + strings.Join(msgs, "; ")
+	}
+	return ""
 }
 
 // loadSpec reads dag.yaml, applies environment.yaml's overrides and checks
 // the scope.
-func (c *Config) loadSpec(env *EnvironmentFile) []string {
+func (c *Config) loadSpec(env *EnvironmentFile, scopeOK bool) []string {
 	path := filepath.Join(c.ConfigDir, SpecFileName)
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", path, cleanPathError(err))}
+		return []string{readProblem(path, err)}
 	}
 	doc, err := spec.Load(path, data)
 	if err == nil {
@@ -301,7 +321,7 @@ func (c *Config) loadSpec(env *EnvironmentFile) []string {
 	if c.Scope == "" {
 		c.Scope = "platform"
 	}
-	if _, err := c.DAG.Scope(c.Scope, dag.Deploy); err != nil {
+	if _, err := c.DAG.Scope(c.Scope, dag.Deploy); err != nil && scopeOK {
 		problems = append(problems, fmt.Sprintf("%s: %v", name("scope"), err))
 	}
 	return problems
@@ -324,10 +344,13 @@ func (c *Config) loadSecrets(explicit bool) []string {
 			continue
 		}
 		p := filepath.Join(c.SecretsDir, n)
-		b, err := os.ReadFile(p)
+		b, err := readlimit.ReadFile(p, readlimit.Secret)
+		if err == nil {
+			c.redact.Add(string(b))
+		}
 		switch {
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("%s: %v", p, cleanPathError(err)))
+			problems = append(problems, readProblem(p, err))
 		case len(strings.TrimSpace(string(b))) == 0:
 			problems = append(problems, p+": empty")
 		default:
@@ -373,18 +396,4 @@ func metricsAddr(s string) (string, error) {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-// setOrigin records the file every entry came from, which
-// clientcmd.ResolveLocalPaths resolves relative paths against.
-func setOrigin(kc *clientcmdapi.Config, file string) {
-	for _, x := range kc.Clusters {
-		x.LocationOfOrigin = file
-	}
-	for _, x := range kc.AuthInfos {
-		x.LocationOfOrigin = file
-	}
-	for _, x := range kc.Contexts {
-		x.LocationOfOrigin = file
-	}
 }

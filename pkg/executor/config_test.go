@@ -169,7 +169,7 @@ colour: blue
 }
 
 func TestLoadListsEverySpecError(t *testing.T) {
-	dir := configDir(t, "name: staging\ndomain: d\ngitRepository: g\ngitRevision: main\n", `apiVersion: deployctl.dev/v1alpha1
+	dir := configDir(t, "name: staging\ndomain: d\ngitRepository: https://git.example.com/p.git\ngitRevision: main\n", `apiVersion: deployctl.dev/v1alpha1
 kind: Platform
 metadata: {name: broken}
 spec:
@@ -242,7 +242,7 @@ func TestKubeconfigData(t *testing.T) {
 
 func TestClusterNameGuard(t *testing.T) {
 	env := baseEnv(t)
-	env["CONFIG_DIR"] = configDir(t, "name: staging\ndomain: d\ngitRepository: g\ngitRevision: main\nclusterName: production-cluster\n", "")
+	env["CONFIG_DIR"] = configDir(t, "name: staging\ndomain: d\ngitRepository: https://git.example.com/p.git\ngitRevision: main\nclusterName: production-cluster\n", "")
 	_, err := load(t, ActionDeploy, env)
 	wantAll(t, problemsOf(t, err), `clusterName is "production-cluster" but the kubeconfig's current context "ci@staging" points at cluster "staging-cluster"`)
 }

@@ -5,12 +5,16 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/deployctl/deployctl/internal/redact"
 )
 
 // Log is the executor's structured logger. Every record carries the action,
 // the phase and the component it is about ("executor" or an app's name),
-// and trace_id / span_id when they were given. Nothing secret is ever passed
-// to it: the kubeconfig, tokens and /secrets file contents stay out.
+// and trace_id / span_id when they were given. Nothing secret is meant to
+// be passed to it, and its handler masks what slips through anyway (an API
+// error echoing the request's Authorization header, a URL with a password,
+// a known credential value): every record, at every level.
 type Log struct {
 	base *slog.Logger
 }
@@ -31,8 +35,9 @@ const (
 // componentExecutor is the component of records not about one app.
 const componentExecutor = "executor"
 
-// NewLog builds the logger: format "text" or "json", to w.
-func NewLog(w io.Writer, action, level, format, traceID, spanID string) *Log {
+// NewLog builds the logger: format "text" or "json", to w, masking secrets
+// (nil: the credential patterns only).
+func NewLog(w io.Writer, action, level, format, traceID, spanID string, secrets *redact.Set) *Log {
 	opts := &slog.HandlerOptions{Level: parseLevel(level)}
 	var h slog.Handler
 	if format == "json" {
@@ -47,7 +52,7 @@ func NewLog(w io.Writer, action, level, format, traceID, spanID string) *Log {
 	if spanID != "" {
 		attrs = append(attrs, slog.String("span_id", spanID))
 	}
-	return &Log{base: slog.New(h.WithAttrs(attrs))}
+	return &Log{base: slog.New(secrets.Handler(h).WithAttrs(attrs))}
 }
 
 // For is the logger of one phase and component.
@@ -60,6 +65,15 @@ func (l *Log) Phase(phase string) *slog.Logger { return l.For(phase, componentEx
 
 // Enabled says whether records of level lv are written.
 func (l *Log) Enabled(lv slog.Level) bool { return l.base.Enabled(context.Background(), lv) }
+
+// apiWarnings logs the API server's Warning headers through the logger,
+// masked like every record, rather than through client-go's default (klog,
+// straight to stderr, where a server could echo a credential unmasked).
+type apiWarnings struct{ lg *slog.Logger }
+
+func (w apiWarnings) HandleWarningHeader(code int, agent, text string) {
+	w.lg.Warn("API server warning", "code", code, "agent", agent, "warning", text)
+}
 
 // parseLevel maps LOG_LEVEL; config validation has already rejected
 // anything else, so the fallback only serves the config error path.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/deployctl/deployctl/internal/redact"
 )
 
 // Metrics are the executor's Prometheus metrics, written in the text
@@ -33,6 +35,8 @@ type Metrics struct {
 	health   map[string]componentHealth
 	errors   map[string]int
 	hasError bool
+	// secrets are masked in label values (nil: the credential patterns).
+	secrets *redact.Set
 }
 
 type componentHealth struct{ stack, health string }
@@ -99,11 +103,11 @@ func (m *Metrics) Render() []byte {
 		end = time.Now()
 	}
 	family(&b, "executor_action_duration_seconds", "gauge", "Time the action has taken, from start to its end (or to now while it runs).")
-	sample(&b, "executor_action_duration_seconds", m.labels, nil, strconv.FormatFloat(end.Sub(m.start).Seconds(), 'f', 3, 64))
+	m.sample(&b, "executor_action_duration_seconds", m.labels, nil, strconv.FormatFloat(end.Sub(m.start).Seconds(), 'f', 3, 64))
 
 	family(&b, "executor_action_status", "gauge", "1 for the action's current status, 0 for every other status.")
 	for _, s := range Statuses {
-		sample(&b, "executor_action_status", m.labels, [][2]string{{"status", s}}, boolValue(s == m.status))
+		m.sample(&b, "executor_action_status", m.labels, [][2]string{{"status", s}}, boolValue(s == m.status))
 	}
 
 	family(&b, "executor_component_health", "gauge", "1 for each component's (Argo CD Application's) health as last seen, 0 for the other health values.")
@@ -115,7 +119,7 @@ func (m *Metrics) Render() []byte {
 	for _, c := range comps {
 		h := m.health[c]
 		for _, v := range Healths {
-			sample(&b, "executor_component_health", m.labels, [][2]string{{"component", c}, {"stack", h.stack}, {"health", v}}, boolValue(v == h.health))
+			m.sample(&b, "executor_component_health", m.labels, [][2]string{{"component", c}, {"stack", h.stack}, {"health", v}}, boolValue(v == h.health))
 		}
 	}
 
@@ -128,7 +132,7 @@ func (m *Metrics) Render() []byte {
 	}
 	sort.Strings(phases)
 	for _, p := range phases {
-		sample(&b, "executor_errors_total", m.labels, [][2]string{{"phase", p}}, strconv.Itoa(m.errors[p]))
+		m.sample(&b, "executor_errors_total", m.labels, [][2]string{{"phase", p}}, strconv.Itoa(m.errors[p]))
 	}
 	return b.Bytes()
 }
@@ -137,14 +141,14 @@ func family(b *bytes.Buffer, name, typ, help string) {
 	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, escapeHelp(help), name, typ)
 }
 
-func sample(b *bytes.Buffer, name string, base, extra [][2]string, value string) {
+func (m *Metrics) sample(b *bytes.Buffer, name string, base, extra [][2]string, value string) {
 	b.WriteString(name)
 	b.WriteByte('{')
 	for i, l := range append(append([][2]string(nil), base...), extra...) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(b, `%s="%s"`, l[0], escapeLabel(l[1]))
+		fmt.Fprintf(b, `%s="%s"`, l[0], escapeLabel(m.secrets.String(l[1])))
 	}
 	b.WriteString("} ")
 	b.WriteString(value)

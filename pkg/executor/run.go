@@ -49,16 +49,21 @@ func Run(ctx context.Context, o *Options, stdout, stderr io.Writer) error {
 func execute(ctx context.Context, o *Options, getenv func(string) (string, bool), stdout, stderr io.Writer) error {
 	started := time.Now()
 	cfg, cfgErr := o.Load(getenv)
+	// The output sinks mask every credential the configuration holds (and
+	// any bearer, basic or URL credential) whatever path a text took to
+	// them: the log handler, stdout, the report and metrics (end), and the
+	// error main prints (end).
 	r := &run{
 		cfg:     cfg,
-		log:     NewLog(stderr, string(o.action), cfg.LogLevel, cfg.LogFormat, cfg.TraceID, cfg.SpanID),
-		out:     stdout,
+		log:     NewLog(stderr, string(o.action), cfg.LogLevel, cfg.LogFormat, cfg.TraceID, cfg.SpanID, cfg.redact),
+		out:     cfg.redact.Writer(stdout),
 		tty:     isTerminal(stdout),
 		report:  newReport(cfg, o.action),
 		started: started,
 		poll:    2 * time.Second,
 	}
 	r.metrics = NewMetrics(o.action, r.report.Platform, cfg.Environment)
+	r.metrics.secrets = cfg.redact
 	if cfgErr != nil {
 		var inv *Invalid
 		if errors.As(cfgErr, &inv) {
@@ -100,6 +105,7 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 
 	rc, err := cfg.restConfig(o.action)
 	if err == nil {
+		rc.WarningHandler = apiWarnings{r.log.base.With("component", componentExecutor)}
 		r.cl, err = NewClients(rc)
 	}
 	if err != nil {
@@ -166,6 +172,7 @@ func (r *run) end(code int, summary string, err error) error {
 	}
 	r.metrics.Finish(status)
 	r.report.finish(code, status, summary, r.metrics.Errors())
+	r.cfg.redact.Walk(r.report)
 	lg := r.log.Phase(PhaseReport)
 	if werr := r.report.writeJSON(r.cfg.ReportFile); werr != nil {
 		lg.Error("cannot write the report", "file", r.cfg.ReportFile, "error", werr.Error())
@@ -191,7 +198,7 @@ func (r *run) end(code int, summary string, err error) error {
 		// The list is in the summary above; main prints one line.
 		err = fmt.Errorf("invalid configuration: %d problem(s), listed above", len(inv.Problems))
 	}
-	return exitcode.With(code, err)
+	return exitcode.With(code, r.cfg.redact.Error(err))
 }
 
 // Deadline slack: pods scheduling, image pulls and controller latency on

@@ -164,6 +164,7 @@ func (r *Run) label(name string) string {
 
 // Write renders the explanation as text (one screen) or json.
 func (e *Explanation) Write(w io.Writer, r *Run, format string) error {
+	w = r.secrets.Writer(w)
 	switch format {
 	case "json":
 		return writeJSON(w, e)

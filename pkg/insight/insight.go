@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/executor"
 )
@@ -61,8 +62,9 @@ type Run struct {
 	Seconds         float64   `json:"seconds"`
 	ArgoCDNamespace string    `json:"argocdNamespace"`
 	// Nodes in execution order (every node after what it depends on).
-	Nodes  []*Node          `json:"nodes"`
-	byName map[string]*Node `json:"-"`
+	Nodes   []*Node          `json:"nodes"`
+	byName  map[string]*Node `json:"-"`
+	secrets *redact.Set
 }
 
 // Node is one task of the run: an app, or a stack's join.
@@ -122,10 +124,25 @@ type Options struct {
 	// ArgoCDNamespace overrides the run's own argocd-namespace parameter.
 	ArgoCDNamespace string
 	Now             time.Time
+	// Secrets are the credentials to mask (the kubeconfig's): the run and
+	// the errors are redacted before they leave Load, and WriteStatus and
+	// Write mask them again at the writer. Nil: the credential patterns.
+	Secrets *redact.Set
 }
 
-// Load reads a run and the Applications of its apps.
+// Load reads a run and the Applications of its apps. Everything it returns
+// (the run's messages, an API server's error body) is redacted.
 func Load(ctx context.Context, cl *executor.Clients, o Options) (*Run, error) {
+	r, err := load(ctx, cl, o)
+	if err != nil {
+		return nil, o.Secrets.Error(err)
+	}
+	o.Secrets.Walk(r)
+	r.secrets = o.Secrets
+	return r, nil
+}
+
+func load(ctx context.Context, cl *executor.Clients, o Options) (*Run, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}

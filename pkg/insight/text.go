@@ -10,6 +10,7 @@ import (
 
 // WriteStatus renders the run as text or json.
 func (r *Run) WriteStatus(w io.Writer, format string) error {
+	w = r.secrets.Writer(w)
 	switch format {
 	case "json":
 		return writeJSON(w, r)
