@@ -8,8 +8,10 @@
 //	exitcode.go   exit codes and the error type that carries one
 //	retry.go      in-process retries of transient API faults
 //	watch.go      one application's updates: watch stream, reconnects, polling fallback
-//	syncwait.go   sync-and-wait: create, earlier operation, sync, wait for our operation
-//	health.go     judging health observed after our sync (the stale-Healthy trap)
+//	syncwait.go   sync-and-wait: create, earlier operation, then sync and health in turn
+//	operation.go  our sync requests and operations, told apart from any other
+//	fresh.go      the proof that a view's health is from after our operation
+//	health.go     judging fresh health, confirming a failing one
 //	checks.go     extra resource and HTTP checks
 //	validate.go   read-only health of many apps and their aggregate (package aggregate)
 //	teardown.go   cascading delete, PVC policy, orphans

@@ -8,6 +8,7 @@ package step
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"reflect"
@@ -64,6 +65,21 @@ type scenario struct {
 	// The controller misses the update that sets our operation and starts
 	// it only after a later change of the app (a refresh request).
 	missesOp bool
+	// manual: the controller does nothing until the test drives it
+	// (startOurOp, begin/end of a reconciliation, finishOurOp) or calls auto.
+	manual bool
+	// syncAnswerLost: the first sync request is processed, and once its
+	// operation has finished the connection is reset: the answer is lost.
+	syncAnswerLost bool
+	// syncLate: the first sync request is held unprocessed (the client gives
+	// up on it) until the step asks for a refresh after a later operation of
+	// ours finished; then it is processed.
+	syncLate bool
+	// garbleCreate: the next N creates are processed but answered 200 with
+	// a body that is not the JSON Argo CD sends.
+	garbleCreate int
+	// echoAuth: error answers quote the request's Authorization header.
+	echoAuth bool
 }
 
 type fakeArgo struct {
@@ -84,14 +100,20 @@ type fakeArgo struct {
 	lastReconcile       time.Time
 	freshIdx, duringIdx int
 	freshHealth         health.HealthStatusCode // health of the last reconcile that started after our sync finished; "" if the current health is not such
-	refreshGen          int                     // reconciliations that served a refresh request
-	refreshWanted       bool
-	opNoticed           bool // missesOp: a refresh came after our operation was set
+	opNoticed           bool                    // missesOp: a refresh came after our operation was set
 	deleting            time.Time
+	auto                bool      // the controller runs by itself (not manual, or handed over)
+	frozen              time.Time // the controller's clock when set (manual tests)
+	ourPending, ourDone int       // our operations requested and not finished; finished
+	freshGen            int       // ourDone when the shown health's reconciliation began
+	history             []snapshot
+	refreshAt           []int         // f.rv when each refresh request had set its annotation
+	heldSync            chan struct{} // syncLate: closed to release the held request
+	onHardRefresh       func(f *fakeArgo)
 
 	// record
 	calls            map[string]int
-	servedFresh      map[health.HealthStatusCode]bool // fresh health the step was ever shown
+	servedFresh      map[int]map[health.HealthStatusCode]bool // fresh health the step was shown, by ourDone when its reconciliation began
 	syncRequests     []string
 	deletedResources []string
 	changes          []string // deletions requested, in order
@@ -131,8 +153,9 @@ func newFakeArgo(t testing.TB, sc scenario) *fakeArgo {
 			{ResourceRef: v1alpha1.ResourceRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cfg", UID: "c1"}},
 		}
 	}
-	f := &fakeArgo{t: t, sc: sc, changed: make(chan struct{}), calls: map[string]int{},
-		servedFresh: map[health.HealthStatusCode]bool{}, conns: map[net.Conn]struct{}{}, stop: make(chan struct{})}
+	f := &fakeArgo{t: t, sc: sc, changed: make(chan struct{}), calls: map[string]int{}, auto: !sc.manual,
+		servedFresh: map[int]map[health.HealthStatusCode]bool{}, conns: map[net.Conn]struct{}{}, stop: make(chan struct{}),
+		heldSync: make(chan struct{})}
 	if sc.exists {
 		f.app = newApp("web-app")
 		f.firstReconcile = true
@@ -175,6 +198,9 @@ func newApp(name string) *v1alpha1.Application {
 }
 
 func (f *fakeArgo) close() {
+	f.mu.Lock()
+	f.releaseHeldSync()
+	f.mu.Unlock()
 	close(f.stop)
 	f.srv.Close()
 	f.wg.Wait()
@@ -220,14 +246,43 @@ func (f *fakeArgo) goDown(d time.Duration) {
 
 // --- controller model ---
 
-// bump records a change: new resourceVersion, wake the streams.
+// snapshot is one version of the app, as Argo CD's API server would send it
+// in the event for that version.
+type snapshot struct {
+	rv          int
+	data        []byte // nil: the app is gone
+	annotated   bool   // carries the refresh annotation
+	freshHealth health.HealthStatusCode
+	freshGen    int
+}
+
+// bump records a change: new resourceVersion, the version's snapshot, wake
+// the streams and the waiting requests.
 func (f *fakeArgo) bump() {
 	f.rv++
+	sn := snapshot{rv: f.rv, freshHealth: f.freshHealth, freshGen: f.freshGen}
 	if f.app != nil {
 		f.app.ResourceVersion = fmt.Sprint(f.rv)
+		sn.data, _ = json.Marshal(f.app)
+		_, sn.annotated = f.app.Annotations[v1alpha1.AnnotationKeyRefresh]
 	}
+	f.history = append(f.history, sn)
+	f.notify()
+}
+
+// notify wakes everything that waits for the fake (lock held).
+func (f *fakeArgo) notify() {
 	close(f.changed)
 	f.changed = make(chan struct{})
+}
+
+// clock is the controller's clock: frozen by manual tests that need two
+// events in one second.
+func (f *fakeArgo) clock() time.Time {
+	if !f.frozen.IsZero() {
+		return f.frozen
+	}
+	return time.Now()
 }
 
 func (f *fakeArgo) setHealth(h health.HealthStatusCode) {
@@ -238,7 +293,7 @@ func (f *fakeArgo) setHealth(h health.HealthStatusCode) {
 	if h != health.HealthStatusHealthy {
 		msg = "web is " + string(h)
 	}
-	now := metav1.Now()
+	now := metav1.NewTime(f.clock())
 	if f.app.Status.Health.Status != h {
 		f.app.Status.Health.LastTransitionTime = &now
 	}
@@ -259,32 +314,145 @@ func (f *fakeArgo) setHealth(h health.HealthStatusCode) {
 	}
 }
 
-// reconcile persists health. A reconciliation that started after our sync
-// finished shows the next scripted health; any other shows stale health.
-func (f *fakeArgo) reconcile(fresh bool) {
-	f.lastReconcile = time.Now()
+// A reconciliation, as Argo CD's controller runs one (processAppRefreshQueueItem):
+// it reads the app and judges health at its start, and writes at its end,
+// removing the refresh annotation if it had read one, whatever the
+// annotation says by then (persistAppStatus's merge patch). Reconciliations
+// are serialized.
+type reconciliation struct {
+	annotated bool
+	health    health.HealthStatusCode
+	fresh     bool // began after our last operation finished, none of ours pending
+	gen       int
+}
+
+// beginLocked starts a reconciliation: a fresh one shows the next scripted
+// health, any other stale health.
+func (f *fakeArgo) beginLocked(stale bool) *reconciliation {
+	r := &reconciliation{gen: f.ourDone}
+	_, r.annotated = f.app.Annotations[v1alpha1.AnnotationKeyRefresh]
+	r.fresh = !stale && f.ourDone > 0 && f.ourPending == 0
 	switch {
-	case fresh:
-		h := f.sc.after[min(f.freshIdx, len(f.sc.after)-1)]
+	case r.fresh:
+		r.health = f.sc.after[min(f.freshIdx, len(f.sc.after)-1)]
 		f.freshIdx++
-		f.setHealth(h)
-		f.freshHealth = h
-	case !f.ourOpStart.IsZero() && f.ourOpFinished.IsZero() && len(f.sc.duringSync) > 0:
-		f.setHealth(f.sc.duringSync[f.duringIdx%len(f.sc.duringSync)])
+	case f.ourPending > 0 && !f.ourOpStart.IsZero() && len(f.sc.duringSync) > 0:
+		r.health = f.sc.duringSync[f.duringIdx%len(f.sc.duringSync)]
 		f.duringIdx++
-		f.freshHealth = ""
 	default:
-		f.setHealth(f.app.Status.Health.Status) // same health, new reconciledAt
-		f.freshHealth = ""
+		r.health = f.app.Status.Health.Status // same health, new reconciledAt
 	}
-	if f.refreshWanted {
-		// Argo CD drops the refresh annotation in the reconciliation that
-		// read it; GET ?refresh waits for exactly that.
-		f.refreshWanted = false
+	return r
+}
+
+func (f *fakeArgo) endLocked(r *reconciliation) {
+	if f.app == nil {
+		return
+	}
+	f.lastReconcile = time.Now()
+	f.setHealth(r.health)
+	f.freshHealth, f.freshGen = "", r.gen
+	if r.fresh {
+		f.freshHealth = r.health
+	}
+	if r.annotated {
 		delete(f.app.Annotations, v1alpha1.AnnotationKeyRefresh)
-		f.refreshGen++
 	}
 	f.bump()
+}
+
+// reconcile runs a whole reconciliation at once (the automatic controller).
+func (f *fakeArgo) reconcile(stale bool) { f.endLocked(f.beginLocked(stale)) }
+
+// --- explicit steps for race tests (scenario.manual) ---
+
+// beginReconcile starts a reconciliation the test will end.
+func (f *fakeArgo) beginReconcile() *reconciliation {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.beginLocked(false)
+}
+
+func (f *fakeArgo) endReconcile(r *reconciliation) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.endLocked(r)
+}
+
+// startOurOp starts the requested operation of ours.
+func (f *fakeArgo) startOurOp() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	op := *f.app.Operation
+	f.app.Status.OperationState = &v1alpha1.OperationState{Operation: op, Phase: synccommon.OperationRunning, StartedAt: metav1.NewTime(f.clock())}
+	f.ourOpStart = time.Now()
+	f.bump()
+}
+
+func (f *fakeArgo) finishOurOp() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.finishOp(synccommon.OperationSucceeded, "successfully synced (all tasks run)", nil)
+}
+
+// annotate sets the refresh annotation as another client's GET ?refresh does.
+func (f *fakeArgo) annotate(v string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.app.Annotations == nil {
+		f.app.Annotations = map[string]string{}
+	}
+	f.app.Annotations[v1alpha1.AnnotationKeyRefresh] = v
+	f.bump()
+}
+
+func (f *fakeArgo) freeze(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.frozen = t
+}
+
+// handOver lets the controller run by itself from now on.
+func (f *fakeArgo) handOver() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.auto = true
+}
+
+// waitFor blocks until cond (called with the lock held) holds. The bound
+// only keeps a broken step from hanging the test.
+func (f *fakeArgo) waitFor(what string, cond func() bool) {
+	f.t.Helper()
+	limit := time.After(15 * time.Second)
+	for {
+		f.mu.Lock()
+		ok, ch := cond(), f.changed
+		f.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-limit:
+			f.t.Fatalf("the step never got to: %s", what)
+		}
+	}
+}
+
+func (f *fakeArgo) releaseHeldSync() {
+	select {
+	case <-f.heldSync:
+	default:
+		close(f.heldSync)
+	}
+}
+
+// outage makes the API fail: every request 503, open streams cut.
+func (f *fakeArgo) outageLocked() {
+	f.sc.fail503 = 1 << 30
+	for c := range f.conns {
+		c.Close()
+	}
 }
 
 func (f *fakeArgo) controller() {
@@ -304,7 +472,7 @@ func (f *fakeArgo) controller() {
 
 func (f *fakeArgo) step() {
 	a := f.app
-	if a == nil {
+	if a == nil || !f.auto {
 		return
 	}
 	now := time.Now()
@@ -324,7 +492,7 @@ func (f *fakeArgo) step() {
 	switch {
 	case a.Operation != nil && (st == nil || st.Phase.Completed()) && (!f.sc.missesOp || !ours(a.Operation) || f.opNoticed):
 		op := *a.Operation
-		a.Status.OperationState = &v1alpha1.OperationState{Operation: op, Phase: synccommon.OperationRunning, StartedAt: metav1.Now()}
+		a.Status.OperationState = &v1alpha1.OperationState{Operation: op, Phase: synccommon.OperationRunning, StartedAt: metav1.NewTime(f.clock())}
 		if ours(&op) {
 			f.ourOpStart, f.ourOpFinished = now, time.Time{}
 			if f.onOurOpStart != nil {
@@ -338,22 +506,22 @@ func (f *fakeArgo) step() {
 		if ours(&st.Operation) {
 			if !f.sc.ourOpStuck && now.Sub(f.ourOpStart) >= f.sc.syncDuration {
 				f.finishOp(f.sc.outcome, f.sc.outcomeMsg, f.sc.results)
-				f.ourOpFinished = time.Now()
 				f.postOpPending = !f.sc.refreshIgnored
 			}
 		} else if !f.sc.earlierStuck && now.Sub(st.StartedAt.Time) >= 150*time.Millisecond {
 			f.finishOp(synccommon.OperationSucceeded, "successfully synced (all tasks run)", nil)
 		}
 	}
+	_, annotated := a.Annotations[v1alpha1.AnnotationKeyRefresh]
 	switch {
 	case f.postOpPending:
 		// The controller refreshes the app right after an operation.
 		f.postOpPending = false
-		f.reconcile(!f.sc.staleAfterOp)
-	case f.refreshWanted:
-		f.reconcile(!f.ourOpFinished.IsZero())
+		f.reconcile(f.sc.staleAfterOp)
+	case annotated && !f.sc.refreshIgnored:
+		f.reconcile(false)
 	case now.Sub(f.lastReconcile) >= f.sc.resync:
-		f.reconcile(!f.ourOpFinished.IsZero())
+		f.reconcile(false)
 	}
 }
 
@@ -368,7 +536,12 @@ func ours(op *v1alpha1.Operation) bool {
 
 func (f *fakeArgo) finishOp(phase synccommon.OperationPhase, msg string, results []*v1alpha1.ResourceResult) {
 	st := f.app.Status.OperationState
-	now := metav1.Now()
+	if ours(&st.Operation) {
+		f.ourPending--
+		f.ourDone++
+		f.ourOpFinished = time.Now()
+	}
+	now := metav1.NewTime(f.clock())
 	st.Phase, st.Message, st.FinishedAt = phase, msg, &now
 	st.SyncResult = &v1alpha1.SyncOperationResult{Revision: "abc123", Resources: results}
 	f.app.Operation = nil
@@ -401,11 +574,41 @@ func gwError(w http.ResponseWriter, status, code int, msg string) {
 
 // sendApp writes the app (lock held) and records what fresh health it shows.
 func (f *fakeArgo) sendApp(w http.ResponseWriter) {
-	if f.freshHealth != "" {
-		f.servedFresh[f.freshHealth] = true
-	}
+	f.served(f.freshHealth, f.freshGen)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(f.app)
+}
+
+func (f *fakeArgo) served(h health.HealthStatusCode, gen int) {
+	if h == "" {
+		return
+	}
+	if f.servedFresh[gen] == nil {
+		f.servedFresh[gen] = map[health.HealthStatusCode]bool{}
+	}
+	f.servedFresh[gen][h] = true
+}
+
+// shownFreshHealthy reports whether the step was shown Healthy (or h) from
+// a reconciliation that began after the last of our operations finished,
+// with none of ours pending.
+func (f *fakeArgo) shownFresh(h ...health.HealthStatusCode) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range h {
+		if f.ourPending == 0 && f.servedFresh[f.ourDone][c] {
+			return true
+		}
+	}
+	return false
+}
+
+// fault answers a failed request, quoting the credentials when echoAuth.
+func (f *fakeArgo) fault(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if f.sc.echoAuth {
+		msg += "; request headers: Authorization: " + r.Header.Get("Authorization") + `, {"token": "` + fakeToken + `"}, raw ` + fakeToken
+	}
+	http.Error(w, msg, status)
 }
 
 func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
@@ -432,10 +635,12 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.sc.fail503 > 0 {
 		f.sc.fail503--
+		f.notify()
 		f.mu.Unlock()
-		http.Error(w, "upstream connect error or disconnect/reset before headers", 503)
+		f.fault(w, r, 503, "upstream connect error or disconnect/reset before headers")
 		return
 	}
+	f.notify()
 	if kind == "watch" {
 		f.mu.Unlock()
 		f.watch(w, r)
@@ -469,6 +674,18 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 			f.updates++
 			f.bump()
 		}
+		if f.sc.garbleCreate > 0 {
+			// A proxy's page, or the JSON cut short, after Argo CD did it.
+			f.sc.garbleCreate--
+			body := "<html><body>502 Bad Gateway</body></html>"
+			if f.sc.garbleCreate%2 == 1 {
+				data, _ := json.Marshal(f.app)
+				body = string(data[:len(data)/2])
+			}
+			w.WriteHeader(200)
+			io.WriteString(w, body)
+			return
+		}
 		f.sendApp(w)
 		return
 	}
@@ -481,34 +698,17 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	case "get":
 		f.sendApp(w)
 	case "refresh", "hard-refresh":
+		if kind == "hard-refresh" && f.onHardRefresh != nil {
+			f.onHardRefresh(f)
+			f.onHardRefresh = nil
+			f.fault(w, r, 503, "upstream connect error or disconnect/reset before headers")
+			return
+		}
 		if f.sc.refreshIgnored {
 			f.sendApp(w)
 			return
 		}
-		if f.app.Annotations == nil {
-			f.app.Annotations = map[string]string{}
-		}
-		f.app.Annotations[v1alpha1.AnnotationKeyRefresh] = r.URL.Query().Get("refresh")
-		f.opNoticed = f.app.Operation != nil
-		f.refreshWanted = true
-		gen := f.refreshGen
-		f.bump()
-		for f.refreshGen == gen {
-			ch := f.changed
-			f.mu.Unlock()
-			select {
-			case <-ch:
-			case <-r.Context().Done():
-				f.mu.Lock()
-				return
-			}
-			f.mu.Lock()
-			if f.app == nil {
-				gwError(w, 404, 5, "not found")
-				return
-			}
-		}
-		f.sendApp(w)
+		f.refresh(w, r)
 	case "sync":
 		var req struct {
 			Name  string           `json:"name"`
@@ -522,14 +722,45 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 			gwError(w, 400, 9, "error setting app operation: rpc error: code = FailedPrecondition desc = another operation is already in progress")
 			return
 		}
+		n := len(f.syncRequests)
+		if f.sc.syncLate && n == 1 && f.ourDone == 0 {
+			// Held: the client gives up; processed when released.
+			f.mu.Unlock()
+			<-f.heldSync
+			f.mu.Lock()
+			if f.app == nil {
+				return
+			}
+		}
 		st := f.app.Status.OperationState
 		if f.app.Operation != nil || st != nil && !st.Phase.Completed() {
 			gwError(w, 400, 9, "another operation is already in progress")
 			return
 		}
+		if f.sc.echoAuth && n == 1 {
+			f.fault(w, r, 400, "application spec is invalid")
+			return
+		}
 		f.app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "main", Prune: req.Prune},
 			InitiatedBy: v1alpha1.OperationInitiator{Username: "deploystep"}, Info: req.Infos}
+		if ours(f.app.Operation) {
+			f.ourPending++
+			f.freshHealth = ""
+		}
 		f.bump()
+		if f.sc.syncAnswerLost && n == 1 {
+			// Processed; the answer is lost once the operation has finished.
+			for f.ourPending > 0 {
+				ch := f.changed
+				f.mu.Unlock()
+				<-ch
+				f.mu.Lock()
+			}
+			f.mu.Unlock() // Hijack reports the connection's state to f.track
+			hijackAndReset(w)
+			f.mu.Lock()
+			return
+		}
 		f.sendApp(w)
 	case "terminate":
 		st := f.app.Status.OperationState
@@ -586,6 +817,67 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// refresh is argocd-server's Get with ?refresh (server/application Get,
+// util/argo RefreshApp): a merge patch sets the annotation (a new version
+// only when its value changes), then the answer is the first version after
+// the patch's that lacks the annotation.
+func (f *fakeArgo) refresh(w http.ResponseWriter, r *http.Request) {
+	if f.app.Annotations == nil {
+		f.app.Annotations = map[string]string{}
+	}
+	if v := r.URL.Query().Get("refresh"); f.app.Annotations[v1alpha1.AnnotationKeyRefresh] != v {
+		f.app.Annotations[v1alpha1.AnnotationKeyRefresh] = v
+		f.bump()
+	}
+	f.opNoticed = f.app.Operation != nil
+	f.refreshAt = append(f.refreshAt, f.rv)
+	if f.sc.syncLate && f.ourDone > 0 {
+		// The late request goes through before this one.
+		f.sc.syncLate = false
+		f.releaseHeldSync()
+		for f.ourPending == 0 && f.app != nil {
+			ch := f.changed
+			f.mu.Unlock()
+			select {
+			case <-ch:
+			case <-f.stop:
+			}
+			f.mu.Lock()
+			select {
+			case <-f.stop:
+				return
+			default:
+			}
+		}
+	}
+	minRV := f.rv
+	for i := max(len(f.history)-1, 0); ; {
+		for ; i < len(f.history); i++ {
+			sn := f.history[i]
+			if sn.rv <= minRV || sn.annotated {
+				continue
+			}
+			if sn.data == nil {
+				gwError(w, 404, 5, "not found")
+				return
+			}
+			f.served(sn.freshHealth, sn.freshGen)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(sn.data)
+			return
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			f.mu.Lock()
+			return
+		}
+		f.mu.Lock()
+	}
+}
+
 func classify(r *http.Request) string {
 	p, q := r.URL.Path, r.URL.Query()
 	switch {
@@ -634,9 +926,7 @@ func (f *fakeArgo) watch(w http.ResponseWriter, r *http.Request) {
 		if f.rv != sent && f.sc.stream != streamSilent {
 			switch {
 			case f.app != nil && f.app.Name == name:
-				if f.freshHealth != "" {
-					f.servedFresh[f.freshHealth] = true
-				}
+				f.served(f.freshHealth, f.freshGen)
 				typ := watch.Modified
 				if first {
 					typ = watch.Added

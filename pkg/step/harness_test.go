@@ -48,6 +48,14 @@ func (o outcome) str(key string) string {
 // the environment as the workflow templates do.
 func runStep(t *testing.T, addr string, args ...string) outcome {
 	t.Helper()
+	return startStep(t, addr, testTiming(), args...)()
+}
+
+// startStep starts deploystep in-process with timing tm; the returned func
+// waits for it (call it from the test's goroutine) and checks what every
+// run must keep: one line on stdout, a result file, no token anywhere.
+func startStep(t *testing.T, addr string, tm timing, args ...string) func() outcome {
+	t.Helper()
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "token")
 	if err := os.WriteFile(tok, []byte(fakeToken+"\n"), 0o600); err != nil {
@@ -60,53 +68,71 @@ func runStep(t *testing.T, addr string, args ...string) outcome {
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	start := time.Now()
-	code := run(ctx, args, lookup, &stdout, &stderr, testTiming())
-	o := outcome{code: code, stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
-	data, err := os.ReadFile(resultFile)
-	if err != nil {
-		t.Fatalf("no result file: %v\nstderr:\n%s", err, o.stderr)
+	// The guard is a cancellation, like the pod's SIGTERM: a step that
+	// outlives its own deadlines ends "interrupted", which tests can tell.
+	ctx, cancel := context.WithCancel(context.Background())
+	guard := time.AfterFunc(20*time.Second, cancel)
+	done := make(chan outcome, 1)
+	go func() {
+		defer cancel()
+		defer guard.Stop()
+		start := time.Now()
+		code := run(ctx, args, lookup, &stdout, &stderr, tm)
+		done <- outcome{code: code, stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	}()
+	return func() outcome {
+		t.Helper()
+		o := <-done
+		data, err := os.ReadFile(resultFile)
+		if err != nil {
+			t.Fatalf("no result file: %v\nstderr:\n%s", err, o.stderr)
+		}
+		if err := json.Unmarshal(data, &o.result); err != nil {
+			t.Fatalf("result file: %v\n%s", err, data)
+		}
+		if got := int(o.result["exitCode"].(float64)); got != o.code {
+			t.Fatalf("result file says exit %d, process %d", got, o.code)
+		}
+		if strings.Count(o.stdout, "\n") != 1 {
+			t.Fatalf("stdout must be one line, got %q", o.stdout)
+		}
+		if strings.Contains(o.stdout+o.stderr+string(data), fakeToken) {
+			t.Fatalf("the token leaked into the output:\n%s\n%s\n%s", o.stdout, o.stderr, data)
+		}
+		return o
 	}
-	if err := json.Unmarshal(data, &o.result); err != nil {
-		t.Fatalf("result file: %v\n%s", err, data)
-	}
-	if got := int(o.result["exitCode"].(float64)); got != code {
-		t.Fatalf("result file says exit %d, process %d", got, code)
-	}
-	if strings.Count(o.stdout, "\n") != 1 {
-		t.Fatalf("stdout must be one line, got %q", o.stdout)
-	}
-	if strings.Contains(o.stdout+o.stderr+string(data), fakeToken) {
-		t.Fatal("the token leaked into the output")
-	}
-	return o
 }
 
 // syncAndWait runs sync-and-wait for the fake's app and checks the property
 // every scenario must keep: exit 0 only if the step was shown health from a
-// reconciliation that started after its sync finished, and that health was
-// Healthy (or Suspended with --allow-suspended).
+// reconciliation that started after the last of its operations finished,
+// and that health was Healthy (or Suspended with --allow-suspended).
 func syncAndWait(t *testing.T, f *fakeArgo, extra ...string) outcome {
 	t.Helper()
+	return startSyncAndWait(t, f, testTiming(), extra...)()
+}
+
+func startSyncAndWait(t *testing.T, f *fakeArgo, tm timing, extra ...string) func() outcome {
+	t.Helper()
 	args := append([]string{"sync-and-wait", "--app", "web-app", "--sync-timeout", "1500ms", "--health-timeout", "1500ms"}, extra...)
-	o := runStep(t, f.addr, args...)
-	if o.code == ExitOK {
-		f.mu.Lock()
-		fresh := f.servedFresh[health.HealthStatusHealthy]
-		if strings.Contains(strings.Join(extra, " "), "--allow-suspended") {
-			fresh = fresh || f.servedFresh[health.HealthStatusSuspended]
+	wait := startStep(t, f.addr, tm, args...)
+	return func() outcome {
+		t.Helper()
+		o := wait()
+		if o.code == ExitOK {
+			ok := []health.HealthStatusCode{health.HealthStatusHealthy}
+			if strings.Contains(strings.Join(extra, " "), "--allow-suspended") {
+				ok = append(ok, health.HealthStatusSuspended)
+			}
+			if !f.shownFresh(ok...) {
+				t.Fatalf("exit 0 without fresh Healthy after the last of its operations\nstderr:\n%s", o.stderr)
+			}
+			if o.str("health") != "Healthy" && o.str("health") != "Suspended" {
+				t.Fatalf("exit 0 with health %q", o.str("health"))
+			}
 		}
-		f.mu.Unlock()
-		if !fresh {
-			t.Fatalf("exit 0 without fresh Healthy after the sync\nstderr:\n%s", o.stderr)
-		}
-		if o.str("health") != "Healthy" && o.str("health") != "Suspended" {
-			t.Fatalf("exit 0 with health %q", o.str("health"))
-		}
+		return o
 	}
-	return o
 }
 
 func expect(t *testing.T, o outcome, code int, msgParts ...string) {

@@ -2,7 +2,7 @@ package step
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"strings"
 	"time"
 
@@ -12,149 +12,184 @@ import (
 // The stale-Healthy trap. Right after a sync Argo CD still reports the health
 // of the last reconciliation before it (Kargo #2196, argo-cd #22741): the
 // operation's end is written first and the health only by a later
-// reconciliation, and a reconciliation that began during the sync can finish
+// reconciliation, and a reconciliation that began during the sync can end
 // after it with pre-sync health. A just-created app likewise reports Missing
 // until its resources are applied.
 //
-// Timestamps cannot settle this: reconciledAt and finishedAt travel as whole
-// seconds, so "reconciledAt > finishedAt" either waits for a reconciliation in
-// a later second (up to the 3-minute resync) or, with ">=", trusts one from
-// the same second that began before the operation ended.
-//
-// So the step uses Argo CD's refresh handshake. Once it has seen its own
-// operation finish it calls GET ?refresh=normal. The API server sets the
-// refresh annotation and answers only with an update that no longer carries
-// it, and the controller removes the annotation only in a reconciliation that
-// read it — one that started after the request, hence after the operation
-// finished. Health is judged from that answer and from later updates;
-// nothing seen before it counts, and no clock is compared. (Checked against
-// the v2.14 sources: server Get and controller persistAppStatus.) As a
-// sanity check the answer's reconciledAt must not precede the operation's
-// finishedAt (same controller clock); if it does, the refresh is repeated.
+// Neither timestamps nor a single refresh settle it. reconciledAt and
+// finishedAt travel as whole seconds, and reconciledAt is taken at the *end*
+// of a reconciliation. And the answer to GET ?refresh is the first version
+// without the refresh annotation, which a reconciliation that began before
+// the request removes too when it had read an annotation set earlier (by
+// another client, or by the step's own nudge): a merge patch deletes the key
+// whatever its value is by then. So health is judged only from views that
+// fresh.go proves come from a reconciliation begun after the operation
+// finished; the step sends refreshes back to back until it has such a view.
 
 // One fresh reconciliation can still be wrong for a moment: a CRD applied by
 // the sync is Degraded ("not established") until the apiserver serves it, an
 // app whose resources were just created can be Missing until the
 // controller's watch delivers them, and Argo CD 3 keeps judging a re-created
 // CRD from its cache until a hard refresh. So a failing verdict is confirmed
-// once more, confirmDelay later, from a hard refresh; the step fails only if
-// that agrees. A real failure costs confirmDelay (seconds, against health
-// timeouts of minutes); a momentary one costs nothing.
+// once more, confirmDelay later, by a hard refresh answered by a later
+// reconciliation; the step fails only if that agrees. A verdict the step
+// could not confirm (the API failing, the deadline) is transient or a
+// timeout, never a failure.
 
-// awaitFreshHealth waits until health observed after our operation decides
-// the outcome: Healthy passes; Progressing waits until ctx's deadline;
-// Degraded, Missing, Unknown (and Suspended unless allowed) fail once
-// confirmed.
-func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpts, op *argocd.OperationState, res *syncResult) error {
+// awaitFreshHealth waits until fresh health decides the outcome: Healthy
+// passes; Progressing waits until ctx's deadline; Degraded, Missing, Unknown
+// (and Suspended unless allowed) fail once confirmed. errOursAgain: a further
+// operation of this run appeared.
+func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpts, s *ourSync, res *syncResult) error {
 	name := src.name
-	fresh, err := r.refreshAfter(ctx, src, o, op)
-	if err != nil {
-		return err
-	}
-	// The source never steps back to an older resourceVersion (Argo CD
-	// itself treats them as integers), so once the answer is offered every
-	// view wait shows is the answer or newer.
-	src.offer(fresh)
-	r.log("judging the health of %s from the reconciliation after the sync (resourceVersion %s)", name, fresh.Metadata.ResourceVersion)
+	stopRefreshing := r.refreshForHealth(ctx, src)
+	defer stopRefreshing()
 	for {
-		done, verdict := r.judge(ctx, fresh, o.allowSuspended, res)
-		if done {
-			return nil
-		}
-		if verdict == nil {
-			stopRefreshing := r.refreshWhileProgressing(ctx, src)
-			err := src.wait(ctx, func(v view) (bool, error) {
-				if v.gone() {
-					return false, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
-				}
-				done, verr := r.judge(ctx, v.app, o.allowSuspended, res)
-				verdict = verr
-				return done || verr != nil, nil
-			})
-			stopRefreshing()
-			if err == errWaitDeadline {
-				last := src.current().app
-				return src.deadlineError("application %s is still %s %s after its sync%s", name, healthOf(last), o.healthTimeout, notHealthy(last))
+		var verdict error
+		err := src.wait(ctx, func(v view) (bool, error) {
+			switch {
+			case v.gone():
+				return false, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+			case s.newOurs(v.app):
+				return false, errOursAgain
+			case !v.fresh:
+				return false, nil
 			}
-			if err != nil || verdict == nil {
-				return err
+			done, verr := r.judge(ctx, v.app, o.allowSuspended, res)
+			verdict = verr
+			return done || verr != nil, nil
+		})
+		if err == errWaitDeadline {
+			last := src.current()
+			if !last.fresh {
+				return src.deadlineError("no reconciliation of %s that began after its sync could be seen within %s", name, o.healthTimeout)
 			}
+			return src.deadlineError("application %s is still %s %s after its sync%s", name, healthOf(last.app), o.healthTimeout, notHealthy(last.app))
 		}
-		r.log("%v; confirming with a hard refresh in %s", verdict, r.t.confirmDelay)
-		if sleep(ctx, r.t.confirmDelay) != nil {
-			return verdict
+		if err != nil || verdict == nil {
+			return err
 		}
+		if done, err := r.confirm(ctx, src, o, s, verdict, res); done {
+			return err
+		}
+	}
+}
+
+// confirm asks a later reconciliation about a failing verdict: a hard
+// refresh, confirmDelay after it. done with the verdict when the answer
+// agrees, with nil when it is Healthy; not done when the failure was
+// momentary. When no answer comes before the deadline the verdict stays
+// unconfirmed: a transient exit, or a timeout.
+func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *ourSync, verdict error, res *syncResult) (bool, error) {
+	name := src.name
+	unconfirmed := func(code int, why string) error {
+		return fail(code, "%v — not confirmed: %s", verdict, why)
+	}
+	r.log("%v; confirming with a hard refresh in %s", verdict, r.t.confirmDelay)
+	delay := r.t.confirmDelay
+	for {
+		if err := sleep(ctx, delay); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return true, interrupted()
+			}
+			code := ExitTimeout
+			if src.failingNow() {
+				code = ExitTransient
+			}
+			return true, unconfirmed(code, "the health deadline passed before a hard refresh could confirm it")
+		}
+		t := src.ticket()
+		var fresh *argocd.Application
 		err := r.call(ctx, "hard refresh application "+name, func(ctx context.Context) (err error) {
 			fresh, err = r.c.HardRefresh(ctx, name)
 			return err
 		})
 		if argocd.IsNotFound(err) {
-			return fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+			return true, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
 		}
 		if err != nil {
-			return verdict
+			return true, unconfirmed(ExitTransient, "the hard refresh to confirm it failed: "+err.Error())
 		}
-		src.offer(fresh)
-		if done, confirmed := r.judge(ctx, fresh, o.allowSuspended, res); done || confirmed != nil {
-			return confirmed
+		if !src.answer(fresh, t) {
+			r.log("the answer to the hard refresh of %s is no newer than what the step had seen; asking again", name)
+			delay = r.t.refreshRetry
+			continue
+		}
+		if s.newOurs(fresh) {
+			return true, errOursAgain
+		}
+		done, confirmed := r.judge(ctx, fresh, o.allowSuspended, res)
+		if done || confirmed != nil {
+			return true, confirmed
 		}
 		res.note("a momentary failing health was not confirmed by a hard refresh (now %s)", healthOf(fresh))
 		r.log("%s is %s on the hard refresh: the failure was momentary; waiting on", name, healthOf(fresh))
+		return false, nil
 	}
 }
 
-// refreshWhileProgressing asks for a refresh every progressRefresh while the
-// app is not Healthy. Argo CD reassesses an app when its resources change,
-// but Argo CD 3 ignores some status-only updates (resource.
-// ignoreResourceUpdatesEnabled): on the e2e cluster a CRD's "established"
-// condition never reached the app, which stayed Progressing for minutes,
-// until the next refresh. One refresh per interval per waiting app is cheap.
-func (r *runner) refreshWhileProgressing(ctx context.Context, src *appSource) func() {
-	return r.refreshWhile(ctx, src, r.t.progressRefresh, func(v view, waited time.Duration) string {
-		if v.app.Status.Health.Status == argocd.HealthHealthy {
-			return ""
+// refreshForHealth asks Argo CD for refreshes in the background while the
+// step waits for health: back to back while the newest view is not proven
+// fresh (each answer raises the proof by a level, fresh.go), then every
+// progressRefresh while the app is not Healthy. Argo CD reassesses an app
+// when its resources change, but Argo CD 3 ignores some status-only updates
+// (resource.ignoreResourceUpdatesEnabled): on the e2e cluster a CRD's
+// "established" condition never reached the app, which stayed Progressing
+// for minutes, until the next refresh. The returned func stops it and waits
+// for it.
+func (r *runner) refreshForHealth(ctx context.Context, src *appSource) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		delay := r.t.backoffInitial
+		waited := time.Duration(0)
+		for ctx.Err() == nil {
+			v := src.current()
+			if v.gone() {
+				return
+			}
+			if v.fresh {
+				if sleep(ctx, r.t.progressRefresh) != nil {
+					return
+				}
+				waited += r.t.progressRefresh
+				v = src.current()
+				if v.gone() || v.app.Status.Health.Status == argocd.HealthHealthy {
+					continue
+				}
+				r.log("%s is still %s after %s; asking for a refresh%s", src.name, healthOf(v.app), waited, notHealthy(v.app))
+			}
+			t := src.ticket()
+			app, err := r.c.Refresh(ctx, src.name)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case argocd.IsNotFound(err):
+				src.publish(nil)
+				return
+			case err != nil:
+				if !src.fault(err) {
+					return
+				}
+				r.log("refresh of %s: %v (retrying)", src.name, err)
+				if sleep(ctx, jitter(delay)) != nil {
+					return
+				}
+				delay = min(2*delay, r.t.backoffMax)
+				continue
+			}
+			src.ok()
+			delay = r.t.backoffInitial
+			if !src.answer(app, t) && !v.fresh {
+				r.log("the answer to the refresh of %s is no newer than what the step had seen; asking again", src.name)
+				if sleep(ctx, r.t.refreshRetry) != nil {
+					return
+				}
+			}
 		}
-		return fmt.Sprintf("%s is still %s after %s; asking for a refresh%s", src.name, healthOf(v.app), waited, notHealthy(v.app))
-	})
-}
-
-// refreshAfter returns the application from a refresh that passes the
-// sanity check below; a refresh that keeps coming back too old is repeated
-// as a hard one.
-func (r *runner) refreshAfter(ctx context.Context, src *appSource, o syncOpts, op *argocd.OperationState) (*argocd.Application, error) {
-	name := src.name
-	for attempt := 1; ; attempt++ {
-		var fresh *argocd.Application
-		refresh := r.c.Refresh
-		if attempt > 2 {
-			refresh = r.c.HardRefresh
-		}
-		err := r.call(ctx, "refresh application "+name, func(ctx context.Context) (err error) {
-			fresh, err = refresh(ctx, name)
-			return err
-		})
-		if argocd.IsNotFound(err) {
-			return nil, fail(ExitFailed, "application %s was deleted after its sync", name)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if reconciledAfter(fresh, op) {
-			return fresh, nil
-		}
-		r.log("the refreshed status of %s predates the end of the sync; refreshing again", name)
-		if sleep(ctx, r.t.refreshRetry) != nil {
-			return nil, src.deadlineError("no reconciliation of %s after its sync within %s", name, o.healthTimeout)
-		}
-	}
-}
-
-// reconciledAfter is the sanity check described above.
-func reconciledAfter(app *argocd.Application, op *argocd.OperationState) bool {
-	if op.FinishedAt == nil || app.Status.ReconciledAt == nil {
-		return app.Status.ReconciledAt != nil
-	}
-	return !app.Status.ReconciledAt.Before(op.FinishedAt.Truncate(time.Second))
+	}()
+	return func() { cancel(); <-done }
 }
 
 // judge decides on one fresh view: done (Healthy, or Suspended when allowed),

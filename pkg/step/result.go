@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
@@ -30,7 +31,7 @@ func (h *header) finish(code int, err error, calls int64) {
 	h.ExitCode = code
 	h.Outcome = outcomeName(code)
 	if err != nil {
-		h.Message = err.Error()
+		h.Message = redact.String(err.Error())
 	}
 	h.APICalls = calls
 	h.FinishedAt = time.Now().UTC()

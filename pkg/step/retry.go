@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
@@ -19,9 +20,9 @@ type timing struct {
 	backoffInitial  time.Duration // first retry delay of a transient fault
 	backoffMax      time.Duration
 	authGrace       time.Duration // how long 401/403 are retried
-	terminateGrace  time.Duration // how long a terminated operation may take to stop
+	terminateGrace  time.Duration // how long a terminated operation may take to stop (within the node's deadline)
 	checkInterval   time.Duration // between attempts of an extra check
-	refreshRetry    time.Duration // before asking again for a refresh that came back too old
+	refreshRetry    time.Duration // before asking again for a refresh whose answer proved nothing
 	confirmDelay    time.Duration // a failing health is confirmed by a hard refresh this much later
 	startNudge      time.Duration // an operation not started after this long gets a refresh
 	progressRefresh time.Duration // a refresh this often while waiting for Healthy
@@ -43,6 +44,18 @@ func defaultTiming() timing {
 		progressRefresh: 15 * time.Second,
 		validateBudget:  2 * time.Minute,
 	}
+}
+
+// forNode ties the waits that decide how soon a failure is seen to the
+// node's health timeout, so that noticing a Degraded on a silent stream and
+// confirming it fit well inside it: a tenth of it for the stall check, a
+// twentieth for the confirmation delay, a quarter for the periodic refresh,
+// never more than the defaults.
+func (t timing) forNode(health time.Duration) timing {
+	t.stallCheck = min(t.stallCheck, max(health/10, t.pollInterval))
+	t.confirmDelay = min(t.confirmDelay, health/20)
+	t.progressRefresh = min(t.progressRefresh, max(health/4, t.pollInterval))
+	return t
 }
 
 // runner carries what every command needs.
@@ -130,11 +143,12 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // newLogger writes progress lines to w (stderr): stdout carries only the
-// one-line summary. The watch goroutine logs too, hence the lock.
+// one-line summary. The watch goroutine logs too, hence the lock. Every line
+// passes redact.String: API errors quote what servers and proxies answered.
 func newLogger(w io.Writer) func(string, ...any) {
 	var mu sync.Mutex
 	return func(format string, args ...any) {
-		line := fmt.Sprintf("%s deploystep: %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+		line := fmt.Sprintf("%s deploystep: %s\n", time.Now().UTC().Format("15:04:05.000"), redact.String(fmt.Sprintf(format, args...)))
 		mu.Lock()
 		defer mu.Unlock()
 		io.WriteString(w, line)

@@ -14,8 +14,9 @@ import (
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
-// syncIDInfo names the info item the step attaches to its sync request.
-// Argo CD copies the request's infos into operation.info and from there into
+// syncIDInfo names the info item, one value per run, the step attaches to
+// its sync requests (with requestInfo, operation.go). Argo CD copies the
+// request's infos into operation.info and from there into
 // status.operationState.operation.info, so the step can tell its own
 // operation from an earlier or concurrent one without comparing clocks
 // (startedAt has whole-second precision and comes from the controller's
@@ -97,6 +98,11 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 		}
 		checks = append(checks, ck)
 	}
+	// Every wait of the node, clean-up included, ends by its deadline: the
+	// sync timeout plus the health timeout, from the start.
+	ctx, cancel := context.WithTimeout(ctx, o.syncTimeout+o.healthTimeout)
+	defer cancel()
+	r.t = r.t.forNode(o.healthTimeout)
 
 	// 1. The Application, created from the manifest when absent.
 	setupCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
@@ -117,22 +123,34 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 	}
 
 	// 3. Our sync, and its outcome.
-	syncCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
-	defer cancel()
-	op, err := r.syncOnce(syncCtx, ctx, src, app, o.syncTimeout, res)
-	if err != nil {
+	s := &ourSync{id: newSyncID()}
+	res.SyncID = s.id
+	if err := r.sync(ctx, src, app, s, o.syncTimeout, res); err != nil {
 		return err
 	}
-
-	// 4. Health observed after the operation finished.
-	healthCtx, cancel := context.WithTimeout(ctx, o.healthTimeout)
-	defer cancel()
-	if err := r.awaitFreshHealth(healthCtx, src, o, op, res); err != nil {
+	for {
+		// 4. Health from a reconciliation begun after the operation finished.
+		healthCtx, cancel := context.WithTimeout(ctx, o.healthTimeout)
+		err := r.awaitFreshHealth(healthCtx, src, o, s, res)
+		if err == errOursAgain {
+			cancel()
+			r.log("a further operation of this run appeared (a sync request Argo CD processed late); waiting for it")
+			res.note("a further sync operation of this run appeared; the step waited for it and judged health after it")
+			waitCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
+			err = r.awaitOurs(waitCtx, ctx, src, s, o.syncTimeout, res)
+			cancel()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		// 5. Extra checks, within the same health deadline.
+		if err == nil {
+			err = r.runChecks(healthCtx, o.app, checks, res)
+		}
+		cancel()
 		return err
 	}
-
-	// 5. Extra checks, within the same health deadline.
-	return r.runChecks(healthCtx, o.app, checks, res)
 }
 
 // ensureApp gets the application, creating it from the manifest if absent
@@ -208,169 +226,6 @@ func (r *runner) awaitEarlierOperation(ctx context.Context, src *appSource, app 
 		return err
 	}
 	return src.deadlineError("the earlier operation of %s did not stop within %s of being terminated", src.name, r.t.terminateGrace)
-}
-
-// terminate asks Argo CD to stop the running operation; one that ended
-// meanwhile is fine.
-func (r *runner) terminate(ctx context.Context, name string) error {
-	err := r.call(ctx, "terminate operation of "+name, func(ctx context.Context) error {
-		return r.c.TerminateOperation(ctx, name)
-	})
-	if err != nil && strings.Contains(strings.ToLower(err.Error()), "no operation is in progress") {
-		return nil
-	}
-	return err
-}
-
-// syncOnce starts our sync and waits for that operation to finish. ctx
-// carries the sync deadline; parent outlives it (to terminate on timeout).
-func (r *runner) syncOnce(ctx, parent context.Context, src *appSource, app *argocd.Application, timeout time.Duration, res *syncResult) (*argocd.OperationState, error) {
-	name := src.name
-	id := newSyncID()
-	res.SyncID = id
-	// Prune as the app's own automated policy says: the manifest author's
-	// decision, not the step's.
-	prune := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.Prune
-	infos := []argocd.Info{{Name: syncIDInfo, Value: id}}
-	var started *argocd.Application
-	err := r.call(ctx, "sync application "+name, func(ctx context.Context) error {
-		a, err := r.c.Sync(ctx, name, prune, infos)
-		if argocd.IsOperationInProgress(err) {
-			// A retry after an answer lost on the way: is the running
-			// operation the one we asked for?
-			if cur, gerr := r.c.Get(ctx, name); gerr == nil && isOurs(cur, id) {
-				a, err = cur, nil
-			}
-		}
-		started = a
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	stamp(&res.Timings.SyncRequestedAt)
-	r.log("sync of %s requested (id %s); waiting up to %s for it to finish", name, id, timeout)
-	src.offer(started)
-	stopNudging := r.nudgeUntilStarted(ctx, src, id)
-	defer stopNudging()
-
-	var final *argocd.OperationState
-	err = src.wait(ctx, func(v view) (bool, error) {
-		if v.gone() {
-			return false, fail(ExitFailed, "application %s was deleted during its sync", name)
-		}
-		st := v.app.Status.OperationState
-		if st == nil || !st.Operation.HasInfo(syncIDInfo, id) || !st.Phase.Completed() {
-			return false, nil
-		}
-		final = st
-		return true, nil
-	})
-	if err == errWaitDeadline {
-		// Do not leave a half-done sync behind us: the next attempt would
-		// have to wait for it.
-		tctx, cancel := context.WithTimeout(parent, r.t.terminateGrace)
-		defer cancel()
-		terr := r.terminate(tctx, name)
-		detail := "it was terminated"
-		if terr != nil {
-			detail = "terminating it failed: " + terr.Error()
-		}
-		return nil, src.deadlineError("sync of %s did not finish within %s (%s); %s", name, timeout, describeOperation(src.current().app), detail)
-	}
-	if err != nil {
-		return nil, err
-	}
-	stamp(&res.Timings.SyncFinishedAt)
-	res.OperationPhase = string(final.Phase)
-	if final.SyncResult != nil {
-		res.SyncRevision = final.SyncResult.Revision
-		if res.SyncRevision == "" {
-			res.SyncRevision = strings.Join(final.SyncResult.Revisions, ",")
-		}
-	}
-	if final.Phase.Successful() {
-		r.log("sync of %s succeeded at revision %s", name, res.SyncRevision)
-		return final, nil
-	}
-	var failing []string
-	if final.SyncResult != nil {
-		for _, rr := range final.SyncResult.Resources {
-			if rr.Failed() {
-				status := string(rr.Status)
-				if rr.HookPhase == argocd.PhaseFailed || rr.HookPhase == argocd.PhaseError {
-					status = "hook " + string(rr.HookPhase)
-				}
-				i := issue(rr.Ref(), status, rr.Message)
-				res.FailingResources = append(res.FailingResources, i)
-				failing = append(failing, i.String())
-			}
-		}
-	}
-	msg := fmt.Sprintf("sync of %s %s: %s", name, strings.ToLower(string(final.Phase)), final.Message)
-	if len(failing) > 0 {
-		msg += "; failing resources: " + strings.Join(failing, "; ")
-	}
-	return nil, fail(ExitFailed, "%s", msg)
-}
-
-// nudgeUntilStarted asks for a refresh each startNudge while the
-// controller has not started operation id. On the e2e cluster Argo CD 3.0's
-// application controller now and then misses the update that sets an
-// operation (it was reconciling the app that very moment) and starts it
-// only when something else changes the app. A refresh is such a change, and
-// harmless if the operation has started meanwhile.
-func (r *runner) nudgeUntilStarted(ctx context.Context, src *appSource, id string) func() {
-	return r.refreshWhile(ctx, src, r.t.startNudge, func(v view, waited time.Duration) string {
-		if st := v.app.Status.OperationState; st != nil && st.Operation.HasInfo(syncIDInfo, id) {
-			return ""
-		}
-		return fmt.Sprintf("Argo CD has not started the sync of %s after %s; asking for a refresh", src.name, waited)
-	})
-}
-
-// refreshWhile asks Argo CD to refresh the application every interval for
-// as long as need, given the current view and the time waited so far,
-// returns a reason (which is logged); "" stops it. The returned func stops
-// it too and waits for it.
-func (r *runner) refreshWhile(ctx context.Context, src *appSource, interval time.Duration, need func(v view, waited time.Duration) string) func() {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for waited := interval; ; waited += interval {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			v := src.current()
-			if v.app == nil {
-				continue
-			}
-			why := need(v, waited)
-			if why == "" {
-				return
-			}
-			r.log("%s", why)
-			rctx, rcancel := context.WithTimeout(ctx, interval)
-			if _, err := r.c.Refresh(rctx, src.name); err != nil && ctx.Err() == nil {
-				r.log("refresh of %s: %v", src.name, err)
-			}
-			rcancel()
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
-func isOurs(a *argocd.Application, id string) bool {
-	if a.Operation.HasInfo(syncIDInfo, id) {
-		return true
-	}
-	st := a.Status.OperationState
-	return st != nil && st.Operation.HasInfo(syncIDInfo, id)
 }
 
 func describeOperation(a *argocd.Application) string {

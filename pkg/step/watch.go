@@ -3,6 +3,7 @@ package step
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -20,7 +21,8 @@ import (
 //   - the stream stays open but goes quiet for stallCheck (or sends nothing
 //     at all for a poll period after connecting): GET once; if the app
 //     changed without the stream saying so, the stream is stalled:
-//     reconnect. A stall therefore costs at most stallCheck of latency;
+//     reconnect. A stall therefore costs at most stallCheck of latency, and
+//     once one was seen the source GETs every poll period of silence;
 //   - the endpoint does not exist (404/405/501, e.g. a proxy that does not
 //     forward it): poll with GET every pollInterval for the rest of the run.
 //
@@ -38,6 +40,8 @@ type appSource struct {
 	fatal   error         // permanent failure: the source stopped
 	failing error         // last transient failure; nil after any success
 	polling bool
+	fr      freshness // what the views prove about the reconciliation behind them (fresh.go)
+	stalled bool      // the stream was caught stalling: poll while it is silent
 
 	authSince time.Time
 	cancel    context.CancelFunc
@@ -46,9 +50,10 @@ type appSource struct {
 
 // view is one observation. app is nil when the application is gone.
 type view struct {
-	app *argocd.Application
-	rv  int64  // resourceVersion when numeric, else 0
-	seq uint64 // publication order
+	app   *argocd.Application
+	rv    int64  // resourceVersion when numeric, else 0
+	seq   uint64 // publication order
+	fresh bool   // its health is proven to come from a reconciliation begun after our operation finished
 }
 
 func (v view) gone() bool { return v.app == nil }
@@ -87,9 +92,17 @@ func (s *appSource) publish(app *argocd.Application) {
 		return
 	}
 	s.maxRV = max(s.maxRV, v.rv)
-	s.seq++
-	v.seq = s.seq
+	if app != nil {
+		s.fr.observe(app)
+	}
 	s.latest = v
+	s.notifyLocked()
+}
+
+// notifyLocked makes the newest view a new observation for wait.
+func (s *appSource) notifyLocked() {
+	s.seq++
+	s.latest.seq = s.seq
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -98,7 +111,50 @@ func (s *appSource) publish(app *argocd.Application) {
 func (s *appSource) current() view {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.latest
+	return s.currentLocked()
+}
+
+func (s *appSource) currentLocked() view {
+	v := s.latest
+	v.fresh = v.app != nil && s.fr.fresh()
+	return v
+}
+
+// armFreshness starts the proof of freshness from app, the view in which
+// our operation was seen finished (fresh.go).
+func (s *appSource) armFreshness(app *argocd.Application) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fr.arm(app)
+	if s.latest.app != nil {
+		s.fr.observe(s.latest.app)
+	}
+	s.notifyLocked()
+}
+
+// refreshTicket is what a refresh needs to be credited when it is answered.
+type refreshTicket struct {
+	epoch, level int
+	rv           int64
+}
+
+func (s *appSource) ticket() refreshTicket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return refreshTicket{epoch: s.fr.epoch, level: s.fr.level, rv: s.maxRV}
+}
+
+// answer publishes the answer to a refresh sent with ticket t and reports
+// whether it was newer than everything seen when it was sent (F2 in fresh.go).
+func (s *appSource) answer(app *argocd.Application, t refreshTicket) bool {
+	s.publish(app)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := s.fr.credit(app, t.epoch, t.level, t.rv)
+	if ok {
+		s.notifyLocked()
+	}
+	return ok
 }
 
 // wait calls cond with the newest view, now and after every change, until
@@ -108,7 +164,7 @@ func (s *appSource) wait(ctx context.Context, cond func(view) (bool, error)) err
 	var seen uint64
 	for {
 		s.mu.Lock()
-		v, changed, fatal := s.latest, s.changed, s.fatal
+		v, changed, fatal := s.currentLocked(), s.changed, s.fatal
 		s.mu.Unlock()
 		if fatal != nil {
 			return fatal
@@ -137,9 +193,16 @@ func (s *appSource) deadlineError(format string, args ...any) error {
 	failing := s.failing
 	s.mu.Unlock()
 	if failing != nil {
-		return fail(ExitTransient, "the Argo CD API was failing when the deadline passed: %v", failing)
+		return fail(ExitTransient, "%s; the Argo CD API was failing when the deadline passed: %v", fmt.Sprintf(format, args...), failing)
 	}
 	return fail(ExitTimeout, format, args...)
+}
+
+// failingNow reports whether the last exchange with the API failed.
+func (s *appSource) failingNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failing != nil
 }
 
 func (s *appSource) setFailing(err error) {
@@ -160,19 +223,23 @@ func (s *appSource) setFatal(err error) {
 func (s *appSource) ok() {
 	s.mu.Lock()
 	s.failing = nil
-	s.mu.Unlock()
 	s.authSince = time.Time{}
+	s.mu.Unlock()
 }
 
 // fault classifies a failed request; it returns false when the source must
 // stop (permanent error, or credentials rejected for longer than authGrace).
+// The watch and the health refresher both report here.
 func (s *appSource) fault(err error) bool {
 	switch {
 	case argocd.IsAuth(err):
+		s.mu.Lock()
 		if s.authSince.IsZero() {
 			s.authSince = time.Now()
 		}
-		if time.Since(s.authSince) >= s.r.t.authGrace {
+		since := s.authSince
+		s.mu.Unlock()
+		if time.Since(since) >= s.r.t.authGrace {
 			s.setFatal(fail(ExitTransient, "Argo CD kept rejecting the token for %s: %v", s.r.t.authGrace, err))
 			return false
 		}
@@ -278,7 +345,7 @@ func (s *appSource) consume(ctx context.Context, st *argocd.Stream) error {
 				lastRV = app.Metadata.ResourceVersion
 				s.publish(&app)
 			}
-			quiet.Reset(s.r.t.stallCheck)
+			quiet.Reset(s.quietLimit())
 		case <-quiet.C:
 			app, err := s.r.c.Get(ctx, s.name)
 			switch {
@@ -286,12 +353,14 @@ func (s *appSource) consume(ctx context.Context, st *argocd.Stream) error {
 				s.ok()
 				s.publish(app)
 				if app.Metadata.ResourceVersion != lastRV {
+					s.markStalled()
 					return errStalled
 				}
 			case argocd.IsNotFound(err):
 				s.ok()
 				s.publish(nil)
 				if lastRV != "" {
+					s.markStalled()
 					return errStalled
 				}
 			case ctx.Err() != nil:
@@ -301,9 +370,27 @@ func (s *appSource) consume(ctx context.Context, st *argocd.Stream) error {
 					return err
 				}
 			}
-			quiet.Reset(s.r.t.stallCheck)
+			quiet.Reset(s.quietLimit())
 		}
 	}
+}
+
+// quietLimit is how long the stream may stay silent before the source asks
+// with a GET: stallCheck, or a poll period once the stream was caught
+// stalling (on that path it cannot be trusted to report a change).
+func (s *appSource) quietLimit() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stalled {
+		return min(s.r.t.pollInterval, s.r.t.stallCheck)
+	}
+	return s.r.t.stallCheck
+}
+
+func (s *appSource) markStalled() {
+	s.mu.Lock()
+	s.stalled = true
+	s.mu.Unlock()
 }
 
 // getOnce fetches and publishes the app; false means the source must stop.

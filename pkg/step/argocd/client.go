@@ -22,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/deployctl/deployctl/internal/redact"
 )
 
 // Config says how to reach the API server.
@@ -339,15 +341,44 @@ func (c *Client) do(ctx context.Context, op, method, path string, q url.Values, 
 		return &NetError{Op: op, Err: err}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return parseAPIError(op, resp.StatusCode, data)
+		return c.apiError(op, resp.StatusCode, data)
 	}
 	if out == nil {
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s: decoding the answer: %w", op, err)
+		// A 200 that is not the JSON Argo CD sends (a proxy's HTML page, a
+		// body cut short) says nothing about the request: a transport
+		// fault, retried like one. Every write the step sends is
+		// idempotent or checked before it is repeated.
+		return &NetError{Op: op, Err: fmt.Errorf("undecodable answer (HTTP %d, %s, %d bytes): %v",
+			resp.StatusCode, orDash(resp.Header.Get("Content-Type")), len(data), err)}
 	}
 	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// apiError is parseAPIError with credentials masked: a proxy or server that
+// echoes the request's Authorization header must not put the token into a
+// log line or the result file.
+func (c *Client) apiError(op string, status int, body []byte) *APIError {
+	// Before parsing: the message is cut to a few hundred characters, which
+	// could leave a token's prefix that no pattern recognises.
+	return parseAPIError(op, status, []byte(c.Redact(string(body))))
+}
+
+// Redact masks the token and anything that looks like a credential in s.
+func (c *Client) Redact(s string) string {
+	c.mu.Lock()
+	tok := c.token
+	c.mu.Unlock()
+	return redact.String(s, tok)
 }
 
 // stripURL drops the "Get \"https://...\":" prefix net/http adds, which

@@ -237,3 +237,34 @@ func TestConnectionRefusedIsTransient(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A 200 that is not Argo CD's JSON is a transport fault (retried), and an
+// error body that quotes the credentials is masked, the token too.
+func TestUndecodableAnswerAndEchoedCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			fmt.Fprint(w, "<html>502 Bad Gateway</html>")
+			return
+		}
+		w.WriteHeader(503)
+		fmt.Fprintf(w, "upstream error; %s; raw %s", r.Header.Get("Authorization"), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	tok := dir + "/token"
+	if err := writeFile(tok, "s3cr3t-token-value"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Config{Server: strings.TrimPrefix(srv.URL, "http://"), Plaintext: true, TokenFile: tok, RequestTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Create(context.Background(), []byte(`{}`))
+	if !IsTransient(err) || !strings.Contains(err.Error(), "undecodable answer (HTTP 200") {
+		t.Fatalf("create: %v", err)
+	}
+	_, err = c.Get(context.Background(), "x")
+	if !IsTransient(err) || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "REDACTED") {
+		t.Fatalf("get: %v", err)
+	}
+}

@@ -18,6 +18,7 @@ type Stream struct {
 	resp   *http.Response
 	dec    *json.Decoder
 	op     string
+	redact func(string) string
 }
 
 // Watch opens the stream. Only the wait for the response headers is bounded
@@ -50,9 +51,9 @@ func (c *Client) Watch(ctx context.Context, name string) (*Stream, error) {
 		defer resp.Body.Close()
 		var buf [4096]byte
 		n, _ := resp.Body.Read(buf[:])
-		return nil, parseAPIError(op, resp.StatusCode, buf[:n])
+		return nil, c.apiError(op, resp.StatusCode, buf[:n])
 	}
-	return &Stream{cancel: cancel, resp: resp, dec: json.NewDecoder(resp.Body), op: op}, nil
+	return &Stream{cancel: cancel, resp: resp, dec: json.NewDecoder(resp.Body), op: op, redact: c.Redact}, nil
 }
 
 // Next blocks for the next event. Any error ends the stream.
@@ -73,7 +74,7 @@ func (s *Stream) Next() (*WatchEvent, error) {
 		if status == 0 {
 			status = http.StatusInternalServerError
 		}
-		return nil, &APIError{Op: s.op, Status: status, Code: msg.Error.GrpcCode, Message: msg.Error.Message}
+		return nil, &APIError{Op: s.op, Status: status, Code: msg.Error.GrpcCode, Message: s.redact(msg.Error.Message)}
 	}
 	if msg.Result == nil {
 		return nil, fmt.Errorf("%s: a message with neither result nor error", s.op)

@@ -169,6 +169,19 @@ func (o *Operation) HasInfo(name, value string) bool {
 	return false
 }
 
+// InfoValue is the value of the operation's info item name ("" if none).
+func (o *Operation) InfoValue(name string) string {
+	if o == nil {
+		return ""
+	}
+	for _, i := range o.Info {
+		if i.Name == name {
+			return i.Value
+		}
+	}
+	return ""
+}
+
 // OperationState is the state of the current or last operation.
 type OperationState struct {
 	Operation  Operation            `json:"operation"`
