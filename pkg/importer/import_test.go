@@ -370,9 +370,8 @@ func TestLossyApplications(t *testing.T) {
 		got[d.App] = append(got[d.App], d.Field)
 	}
 	want := map[string][]string{
-		"web-frontend": {"metadata.name", "spec.info", "spec.revisionHistoryLimit", "spec.syncPolicy.automated.allowEmpty",
-			"spec.syncPolicy.managedNamespaceMetadata", "spec.syncPolicy.retry"},
-		"db":                  {"spec.source.helm.skipCrds", "spec.source.helm.version"},
+		"web-frontend":        {"metadata.name", "spec.revisionHistoryLimit"},
+		"db":                  {"spec.source.helm.version"},
 		"db-team-a":           {"metadata.name", "metadata.namespace"},
 		"app-deployctl-tools": {"metadata.name", "spec.source.plugin"},
 	}
@@ -395,8 +394,18 @@ func TestLossyApplications(t *testing.T) {
 			t.Errorf("no note %q in %v", n, r.Notes)
 		}
 	}
-	if !bytes.Contains(r.YAML, []byte("#   spec.syncPolicy.retry: {\"backoff\":{\"duration\":\"5s\",\"factor\":2,\"maxDuration\":\"3m\"},\"limit\":5} → (absent)")) {
-		t.Errorf("no retry comment:\n%s", r.YAML)
+	// Argo CD's sync retry, allowEmpty, the managed namespace's labels,
+	// spec.info and helm.skipCrds are spec fields now: written, not lost.
+	for _, want := range []string{
+		"automated: {prune: true, allowEmpty: true}",
+		"backoff: {duration: 5s, factor: 2, maxDuration: 3m}",
+		"labels: {team: web}",
+		"- {name: owner, value: web-team}",
+		"helm: {releaseName: db, skipCrds: true}",
+	} {
+		if !bytes.Contains(r.YAML, []byte(want)) {
+			t.Errorf("no %q in:\n%s", want, r.YAML)
+		}
 	}
 }
 

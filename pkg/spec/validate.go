@@ -87,6 +87,7 @@ func (d *Document) validate() error {
 
 	d.checkTimeouts(&errs, "spec.defaults.timeouts", p.Spec.Defaults.Timeouts)
 	d.checkRetry(&errs, "spec.defaults.retry", p.Spec.Defaults.Retry)
+	d.checkSyncPolicy(&errs, "spec.defaults.syncPolicy", p.Spec.Defaults.SyncPolicy)
 	d.checkProgression(&errs, "spec.defaults.retry", mergeRetry(p.Spec.Defaults.Retry, nil))
 
 	seenKinds := map[string]int{}
@@ -131,6 +132,7 @@ func (d *Document) checkApp(errs *Errors, path string, a *App) {
 	}
 	d.checkTimeouts(errs, path+".timeouts", a.Timeouts)
 	d.checkRetry(errs, path+".retry", a.Retry)
+	d.checkArgoCDFields(errs, path, a)
 	for k, h := range a.HealthChecks {
 		hp := fmt.Sprintf("%s.healthChecks[%d]", path, k)
 		if h.HTTP != nil {
