@@ -428,8 +428,8 @@ func TestImportErrors(t *testing.T) {
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r}, destination: {namespace: a}}\n",
 			"has no path or chart"},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {namespace: argocd}\nspec: {}\n", "without metadata.name"},
-		{"kind: List\nitems: [3]\n", "items[0]: not an object"},
-		{"a: [", "document 1"},
+		{"kind: List\nitems: [3]\n", "in.yaml:2 items[0]: not an object (a scalar)"},
+		{"a: [", "in.yaml:1: YAML: did not find expected node content"},
 	} {
 		in := &Input{}
 		err := in.Parse("in.yaml", "x", []byte(tc.doc))

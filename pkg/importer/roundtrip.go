@@ -121,13 +121,20 @@ func Compare(app string, original map[string]any, generated *compile.Application
 // JSON types, and no empty values (absent, "", false, {}, [] all mean
 // "not set" to Argo CD).
 func view(obj map[string]any) any {
-	md, _ := obj["metadata"].(map[string]any)
 	dropAnn := append([]string{plan.AnnotationSyncWave, plan.AnnotationSyncWavePath}, droppedAnnotations...)
+	return comparable(obj, droppedLabels, dropAnn)
+}
+
+// comparable is view without the given labels and annotations (none: the
+// whole Application as a person wrote it, without status and server-side
+// metadata).
+func comparable(obj map[string]any, dropLabels, dropAnn []string) any {
+	md, _ := obj["metadata"].(map[string]any)
 	v := map[string]any{
 		"metadata": map[string]any{
 			"name":        md["name"],
 			"namespace":   md["namespace"],
-			"labels":      without(md["labels"], droppedLabels),
+			"labels":      without(md["labels"], dropLabels),
 			"annotations": without(md["annotations"], dropAnn),
 		},
 		"spec": obj["spec"],

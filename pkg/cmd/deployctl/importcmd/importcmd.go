@@ -80,14 +80,13 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 					paths = append(paths, a)
 				}
 			}
-			in, err := importer.Read(paths)
-			if err == nil && stdin {
-				var data []byte
-				if data, err = io.ReadAll(cmd.InOrStdin()); err == nil {
-					err = in.Parse("(stdin)", "stdin", data)
-				}
+			// Every input is read, each within readlimit.Import, and every
+			// problem in any of them is reported together.
+			in, _ := importer.Read(paths)
+			if stdin {
+				_ = in.ReadStdin(cmd.InOrStdin(), "(stdin)")
 			}
-			if err != nil {
+			if err := in.Err(); err != nil {
 				return exitcode.With(exitcode.Invalid, err)
 			}
 			r, err := importer.Import(in, o)
