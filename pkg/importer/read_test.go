@@ -155,7 +155,7 @@ func TestRealFieldsRoundTrip(t *testing.T) {
 	wantLabels := map[string]string{
 		"pod-security.kubernetes.io/enforce": "privileged",
 		"pod-security.kubernetes.io/audit":   "privileged",
-		"pod-security.kubernetes.io/warn":   "privileged",
+		"pod-security.kubernetes.io/warn":    "privileged",
 	}
 	if d == nil || d.ManagedNamespaceMetadata == nil || !reflect.DeepEqual(d.ManagedNamespaceMetadata.Labels, wantLabels) {
 		t.Errorf("defaults.syncPolicy %+v", d)
@@ -268,9 +268,9 @@ func (zeros) Read(p []byte) (int, error) {
 func TestKustomizeRootsSorted(t *testing.T) {
 	in := &Input{}
 	roots := in.kustomizeRoots(map[string]bool{
-		"testdata/kustomize-ai-accelerator/components/argocd/apps/base":                   true,
+		"testdata/kustomize-ai-accelerator/components/argocd/apps/base":                    true,
 		"testdata/kustomize-ai-accelerator/components/argocd/apps/overlays/rhoai-eus-2.25": true,
-		"testdata/kustomize-ai-accelerator/clusters/base":                                 true,
+		"testdata/kustomize-ai-accelerator/clusters/base":                                  true,
 	})
 	sort.Strings(roots)
 	want := []string{"testdata/kustomize-ai-accelerator/clusters/base", "testdata/kustomize-ai-accelerator/components/argocd/apps/overlays/rhoai-eus-2.25"}
