@@ -389,6 +389,8 @@ func TestLossyApplications(t *testing.T) {
 		"label app.kubernetes.io/managed-by left out of 1 app: app-deployctl-tools",
 		"annotation meta.helm.sh/release-name left out of 1 app",
 		"4 apps had no resources finalizer",
+		"Applications outside Argo CD's namespace (apps in any namespace) are created in spec.argocd.namespace argocd: " +
+			"deployctl's steps and its Argo CD policy address Applications in that one namespace; 1 app: db-team-a (team-a)",
 	} {
 		if !hasNote(r, n) {
 			t.Errorf("no note %q in %v", n, r.Notes)
