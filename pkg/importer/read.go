@@ -52,9 +52,12 @@ type Input struct {
 	// Skipped names every other Kubernetes object found ("AppProject
 	// default (apps/projects.yaml:1)").
 	Skipped []string
-	// AppSets are the ApplicationSets found: their Applications are made
-	// by the controller, not written in the input.
+	// AppSets are the ApplicationSets found and not expanded: their
+	// Applications are made by the controller, not written in the input.
 	AppSets []string
+	// Expanded are the ApplicationSets whose List generator was expanded
+	// into Applications (expandList), with their names.
+	Expanded []string
 	// NotObjects are documents that are no Kubernetes object (Helm values,
 	// other YAML): "file:line: why".
 	NotObjects []string
@@ -356,16 +359,37 @@ func (in *Input) object(file, folder string, n *yaml.Node, where string) {
 		in.NotObjects = append(in.NotObjects, fmt.Sprintf("%s:%d%s: no apiVersion and kind (Helm values or other YAML, not a Kubernetes object)", file, line, where))
 		return
 	case group == "argoproj.io" && kind == "ApplicationSet":
-		in.AppSets = append(in.AppSets, fmt.Sprintf("%s (%s:%d)", name, file, line))
+		generated, why := expandList(obj)
+		if why != "" {
+			in.AppSets = append(in.AppSets, fmt.Sprintf("%s (%s:%d; not expanded: %s)", name, file, line, why))
+			return
+		}
+		var names []string
+		for _, g := range generated {
+			if in.application(file, line, folder, where, g, n) {
+				names = append(names, g["metadata"].(map[string]any)["name"].(string))
+			}
+		}
+		in.Expanded = append(in.Expanded, fmt.Sprintf("%s (%s:%d) → %s", name, file, line, strings.Join(names, ", ")))
 		return
 	case group != "argoproj.io" || kind != "Application":
 		in.Skipped = append(in.Skipped, fmt.Sprintf("%s (%s:%d)", strings.TrimSpace(kind+" "+name), file, line))
 		return
 	}
+	in.application(file, line, folder, where, obj, n)
+}
+
+// application adds one Application object (n is its YAML, for the line of
+// a field that does not decode); false if it is not a valid one.
+func (in *Input) application(file string, line int, folder, where string, obj map[string]any, n *yaml.Node) bool {
+	name := ""
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		name, _ = md["name"].(string)
+	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		in.problem("%s:%d%s: Application %s: %v", file, line, where, name, err)
-		return
+		return false
 	}
 	var app appv1.Application
 	if err := json.Unmarshal(raw, &app); err != nil {
@@ -378,13 +402,14 @@ func (in *Input) object(file, folder string, n *yaml.Node, where string) {
 			err = fmt.Errorf("%s: want %s, not a %s", te.Field, te.Type, te.Value)
 		}
 		in.problem("%s:%d%s: not a valid Application %s: %v", file, l, where, name, err)
-		return
+		return false
 	}
 	if app.Name == "" {
 		in.problem("%s:%d%s: an Application without metadata.name", file, line, where)
-		return
+		return false
 	}
 	in.Apps = append(in.Apps, Manifest{File: file, Line: line, Folder: folder, Raw: obj, App: &app})
+	return true
 }
 
 func nodeKind(n *yaml.Node) string {
@@ -479,6 +504,10 @@ func (in *Input) notes() []string {
 	}
 	if len(in.Built) > 0 {
 		out = append(out, "built with Kustomize, its output read instead of its files: "+strings.Join(in.Built, ", "))
+	}
+	if len(in.Expanded) > 0 {
+		out = append(out, fmt.Sprintf("%s expanded into their Applications as Argo CD's ApplicationSet controller makes them "+
+			"(List generator, {{key}} templates): %s", plural(len(in.Expanded), "ApplicationSet"), summarize(in.Expanded, 8)))
 	}
 	if len(in.AppSets) > 0 {
 		out = append(out, fmt.Sprintf("%s: the Applications they generate are not in the input and are not imported; "+

@@ -52,34 +52,57 @@ func apps(r *Result) map[string]spec.App {
 // configMapGenerator's repoURL and targetRevision replaced into the
 // Application, the overlay's patch on its path applied; the two JSON patch
 // files the kustomization leaves commented out are not read as
-// Applications; the ApplicationSets are named.
+// Applications. Its two ApplicationSets have List generators, patched in
+// by the overlay: they are expanded into the three Applications Argo CD
+// makes of them.
 func TestKustomizeTree(t *testing.T) {
 	dir := "testdata/kustomize-ai-accelerator"
 	r := importDir(t, "parent", dir)
 	got := apps(r)
-	if len(got) != 1 {
-		t.Fatalf("apps %v", got)
+	var names []string
+	for n := range got {
+		names = append(names, n)
 	}
-	a := got["cluster-config-app-of-apps"]
-	want := spec.Source{
-		RepoURL: "https://github.com/redhat-ai-services/ai-accelerator.git", TargetRevision: "main",
-		Path: "clusters/overlays/rhoai-eus-2.25",
-	}
-	if a.Source == nil || !reflect.DeepEqual(*a.Source, want) {
-		t.Errorf("source %+v, want %+v", a.Source, want)
-	}
-	if ns := r.Platform.Spec.ArgoCD.Namespace; ns != "openshift-gitops" {
-		t.Errorf("argocd namespace %q", ns)
+	sort.Strings(names)
+	if want := []string{"cluster-config-app-of-apps", "leader-worker-set-operator", "openshift-ai-operator", "user-workload-monitoring"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("apps %v, want %v", names, want)
 	}
 	if len(r.Differences) != 0 {
 		t.Errorf("differences %v", r.Differences)
 	}
+	repo := "https://github.com/redhat-ai-services/ai-accelerator.git"
+	for name, path := range map[string]string{
+		"cluster-config-app-of-apps": "clusters/overlays/rhoai-eus-2.25",
+		// {{values.path}} of the overlay's patch-configs-list.yaml and
+		// patch-operators-list.yaml.
+		"user-workload-monitoring":   "components/cluster-configs/user-workload-monitoring/overlays/default",
+		"leader-worker-set-operator": "components/operators/leader-worker-set/aggregate/overlays/default",
+		"openshift-ai-operator":      "components/operators/openshift-ai/aggregate/overlays/stable-2.25",
+	} {
+		m := r.Sources[name]
+		src := m.App.Spec.Source
+		if src == nil || src.RepoURL != repo || src.TargetRevision != "main" || src.Path != path {
+			t.Errorf("%s: source %+v", name, src)
+		}
+		if m.App.Namespace != "openshift-gitops" {
+			t.Errorf("%s: namespace %q", name, m.App.Namespace)
+		}
+	}
+	// The template's retry (limit 5, 5s, factor 2, 20m), and the resources
+	// finalizer the controller adds to a template without finalizers.
+	op := r.Sources["openshift-ai-operator"].App
+	if rt := op.Spec.SyncPolicy.Retry; rt == nil || rt.Limit != 5 || rt.Backoff.Duration != "5s" || *rt.Backoff.Factor != 2 || rt.Backoff.MaxDuration != "20m" {
+		t.Errorf("retry %+v", op.Spec.SyncPolicy.Retry)
+	}
+	if !reflect.DeepEqual(op.Finalizers, []string{"resources-finalizer.argocd.argoproj.io"}) || op.Labels["gitops"] != "operator" {
+		t.Errorf("metadata %+v", op.ObjectMeta)
+	}
 	out := dir + "/clusters/overlays/rhoai-eus-2.25 (kustomize build output)"
 	for _, n := range []string{
 		"built with Kustomize, its output read instead of its files: " + dir + "/clusters/overlays/rhoai-eus-2.25",
-		"2 ApplicationSets: the Applications they generate are not in the input and are not imported; " +
-			"to import them, dump them from the cluster: kubectl get applications -A -o yaml > apps.yaml, then deployctl import apps.yaml: " +
-			"cluster-configs (" + out + ":22), cluster-operators (" + out + ":67)",
+		"2 ApplicationSets expanded into their Applications as Argo CD's ApplicationSet controller makes them (List generator, {{key}} templates): " +
+			"cluster-configs (" + out + ":22) → user-workload-monitoring, " +
+			"cluster-operators (" + out + ":67) → leader-worker-set-operator, openshift-ai-operator",
 		"not Applications, left out: AppProject cluster-config (" + out + ":117), ConfigMap gitops-repo-config-98t8c5m467 (" + out + ":132)",
 	} {
 		if !hasNote(r, n) {
@@ -87,7 +110,8 @@ func TestKustomizeTree(t *testing.T) {
 		}
 	}
 
-	// The base alone is built as it is: its placeholder path, unpatched.
+	// The base alone is built as it is: its placeholder path, unpatched,
+	// and its ApplicationSets' placeholder elements, which Argo CD refuses.
 	r = importDir(t, "parent", dir+"/components/argocd/apps/base")
 	if p := apps(r)["cluster-config-app-of-apps"].Source.Path; p != "patch-me-see-overlays" {
 		t.Errorf("base alone: path %q", p)
@@ -128,12 +152,13 @@ func TestHelmChart(t *testing.T) {
 	}
 }
 
-// A file of only an ApplicationSet names it and says where its
+// A file of only an ApplicationSet it cannot expand (the base's
+// placeholder element is a string) names it, says why, and says where its
 // Applications can be imported from.
 func TestOnlyApplicationSets(t *testing.T) {
 	f := "testdata/kustomize-ai-accelerator/components/argocd/apps/base/cluster-configs-applicationset.yaml"
 	got := readErr(t, f)
-	want := "no Argo CD Application found in the input; 1 ApplicationSet (cluster-configs (" + f + ":1)) generate their Applications " +
+	want := "no Argo CD Application found in the input; 1 ApplicationSet (cluster-configs (" + f + ":1; not expanded: list element 0 is not an object (Argo CD refuses it))) generate their Applications " +
 		"in the cluster, and those are not in the input: import them from there: kubectl get applications -A -o yaml | deployctl import -"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -276,5 +301,29 @@ func TestKustomizeRootsSorted(t *testing.T) {
 	want := []string{"testdata/kustomize-ai-accelerator/clusters/base", "testdata/kustomize-ai-accelerator/components/argocd/apps/overlays/rhoai-eus-2.25"}
 	if !reflect.DeepEqual(roots, want) || len(in.Problems) != 0 {
 		t.Errorf("roots %v, problems %v", roots, in.Problems)
+	}
+}
+
+// Argo CD's fasttemplate rendering: trimmed tags, unknown tags kept as
+// written, a {{ without }} refused.
+func TestFasttemplate(t *testing.T) {
+	p := map[string]string{"values.name": "web", "cluster": "local"}
+	for in, want := range map[string]string{
+		"{{values.name}}":               "web",
+		"{{ values.name }}-{{cluster}}": "web-local",
+		"{{nope}}/{{ cluster}}":         "{{nope}}/local",
+		"no tags":                       "no tags",
+		"{{}}":                          "{{}}",
+	} {
+		if got, err := fasttemplate(in, p); err != nil || got != want {
+			t.Errorf("%q: %q %v, want %q", in, got, err, want)
+		}
+	}
+	if _, err := fasttemplate("{{values.name}} {{oops", p); err == nil {
+		t.Error("{{ without }}: no error")
+	}
+	got, err := replaceAll(map[string]any{"labels": map[string]any{"team-{{cluster}}": "{{values.name}}"}}, p)
+	if want := map[string]any{"labels": map[string]any{"team-local": "web"}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("map keys: %v %v", got, err)
 	}
 }
