@@ -28,34 +28,52 @@ func kustomizationFile(dir string) string {
 // kustomizeRoots are the Kustomize folders to build: those no other one
 // in the input uses (as a resource, base or component), so an overlay is
 // built once with its bases, and a base is not built again on its own.
-// Remote bases and Helm charts are refused (no network, no helm).
+// Remote bases and files and Helm charts are refused (no network, no
+// helm), and a root that would reach one is not built.
 func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 	used := map[string]bool{}
 	seen := map[string]bool{}
-	var walk func(dir string)
-	walk = func(dir string) {
+	refused := map[string]bool{} // the folder, or one it uses, was refused
+	var walk func(dir string) bool
+	walk = func(dir string) bool {
 		if seen[dir] {
-			return
+			return refused[dir]
 		}
 		seen[dir] = true
 		file := kustomizationFile(dir)
 		if file == "" {
-			return
+			return false
 		}
+		before := len(in.Problems)
+		defer func() { refused[dir] = refused[dir] || len(in.Problems) > before }()
 		data, err := readlimit.ReadFile(file, readlimit.Import)
 		if err != nil {
 			in.problem("%v", err)
-			return
+			return true
 		}
 		var k types.Kustomization
 		if err := yaml.Unmarshal(data, &k); err != nil {
 			in.problem("%s: %v", file, err)
-			return
+			return true
 		}
 		if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
 			in.problem("%s: helmCharts: the import runs no helm and fetches nothing: build it first: kustomize build --enable-helm %s | deployctl import -", file, dir)
 		}
 		refs := append(append(append([]string{}, k.Resources...), k.Bases...), k.Components...) //nolint:staticcheck // Bases: still read by Kustomize
+		// Files Kustomize would also load from a URL.
+		files := append(append(append(append(append([]string{}, k.Crds...), k.Configurations...), k.Generators...), k.Transformers...), k.Validators...)
+		files = append(files, k.OpenAPI["path"])
+		for _, p := range append(k.Patches, k.PatchesJson6902...) { //nolint:staticcheck // PatchesJson6902: still read by Kustomize
+			files = append(files, p.Path)
+		}
+		for _, p := range k.PatchesStrategicMerge { //nolint:staticcheck // still read by Kustomize
+			files = append(files, string(p))
+		}
+		for _, f := range files {
+			if remote(f) {
+				in.problem("%s: remote file %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, f, dir)
+			}
+		}
 		for _, r := range refs {
 			if remote(r) {
 				in.problem("%s: remote base %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, r, dir)
@@ -64,9 +82,12 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 			p := filepath.Join(dir, r)
 			if isDir(p) {
 				used[filepath.Clean(p)] = true
-				walk(filepath.Clean(p))
+				if walk(filepath.Clean(p)) {
+					refused[dir] = true
+				}
 			}
 		}
+		return refused[dir] || len(in.Problems) > before
 	}
 	all := sortedSet(dirs)
 	for _, d := range all {
@@ -74,7 +95,7 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 	}
 	var roots []string
 	for _, d := range all {
-		if !used[filepath.Clean(d)] {
+		if c := filepath.Clean(d); !used[c] && !refused[c] {
 			roots = append(roots, d)
 		}
 	}
@@ -91,9 +112,6 @@ func remote(r string) bool {
 // kustomize builds dir with the Kustomize API (plugins off, files read
 // through the import's bound) and reads its output instead of its files.
 func (in *Input) kustomize(dir, arg, folder string) {
-	if len(in.Problems) > 0 && hasPrefixAny(in.Problems, kustomizationFile(dir)) {
-		return // refused above (remote base, helm)
-	}
 	fsys := &boundedFS{FileSystem: filesys.MakeFsOnDisk(), in: in, arg: arg}
 	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
 	if fsys.over {
@@ -110,15 +128,6 @@ func (in *Input) kustomize(dir, arg, folder string) {
 	}
 	in.Built = append(in.Built, dir)
 	in.parse(dir+" (kustomize build output)", folder, out)
-}
-
-func hasPrefixAny(list []string, prefix string) bool {
-	for _, s := range list {
-		if prefix != "" && strings.HasPrefix(s, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // boundedFS counts what Kustomize reads against the argument's bound, and

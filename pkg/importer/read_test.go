@@ -121,12 +121,18 @@ func TestKustomizeTree(t *testing.T) {
 func TestKustomizeRemoteBaseRefused(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
-		"overlay/kustomization.yaml": "resources:\n- https://github.com/redhat-ai-services/ai-accelerator//components/argocd/apps/base?ref=main\n",
+		"base/kustomization.yaml": "resources:\n- https://github.com/redhat-ai-services/ai-accelerator//components/argocd/apps/base?ref=main\n" +
+			"patches:\n- path: https://example.com/patch.yaml\n",
+		// The overlay is not built: its base would fetch.
+		"overlay/kustomization.yaml": "resources:\n- ../base\n",
 	})
 	got := readErr(t, dir)
-	want := "1 problem in the input (nothing was written):\n  " + dir + "/overlay/kustomization.yaml: remote base " +
+	want := "2 problems in the input (nothing was written):\n  " + dir + "/base/kustomization.yaml: remote file " +
+		`"https://example.com/patch.yaml": ` +
+		"the import fetches nothing over the network: build it first: kustomize build " + dir + "/base | deployctl import -\n  " +
+		dir + "/base/kustomization.yaml: remote base " +
 		`"https://github.com/redhat-ai-services/ai-accelerator//components/argocd/apps/base?ref=main": ` +
-		"the import fetches nothing over the network: build it first: kustomize build " + dir + "/overlay | deployctl import -"
+		"the import fetches nothing over the network: build it first: kustomize build " + dir + "/base | deployctl import -"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
