@@ -424,7 +424,7 @@ func TestImportErrors(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "no Argo CD Application found"},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {project: default, destination: {namespace: a}}\n",
-			"argocd/a (in.yaml): no source"},
+			"in.yaml:1: Application a has no spec.source or spec.sources: if it is a Kustomize patch"},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r, chart: c}, destination: {namespace: a}}\n",
 			`chart "c" has no targetRevision`},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r}, destination: {namespace: a}}\n",

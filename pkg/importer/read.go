@@ -408,6 +408,11 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 		in.problem("%s:%d%s: an Application without metadata.name", file, line, where)
 		return false
 	}
+	if app.Spec.Source == nil && len(app.Spec.Sources) == 0 && app.Spec.SourceHydrator == nil {
+		in.problem("%s:%d%s: Application %s has no spec.source or spec.sources: if it is a Kustomize patch, import what the kustomization "+
+			"that uses it builds (its folder, or kustomize build DIR | deployctl import -); else give it a source", file, line, where, name)
+		return false
+	}
 	in.Apps = append(in.Apps, Manifest{File: file, Line: line, Folder: folder, Raw: obj, App: &app})
 	return true
 }

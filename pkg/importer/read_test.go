@@ -333,3 +333,16 @@ func TestFasttemplate(t *testing.T) {
 		t.Errorf("map keys: %v %v", got, err)
 	}
 }
+
+// rzp-infrastructure's production patch of its vector Application, which
+// no kustomization uses, read as a file: named as what it likely is.
+func TestPatchFileNamed(t *testing.T) {
+	f := "testdata/rzp-infrastructure/overlays/production/vector-production-patch.yaml"
+	got := readErr(t, "testdata/rzp-infrastructure")
+	want := "1 problem in the input (nothing was written):\n  " + f + ":2: Application vector has no spec.source or spec.sources: " +
+		"if it is a Kustomize patch, import what the kustomization that uses it builds (its folder, or kustomize build DIR | deployctl import -); " +
+		"else give it a source"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
