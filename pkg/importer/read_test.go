@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -344,5 +347,31 @@ func TestPatchFileNamed(t *testing.T) {
 		"else give it a source"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// `automated: {}` turns automated sync on: it is not an empty value to
+// the round trip, and it comes back.
+func TestAutomatedEmptyIsNotAbsent(t *testing.T) {
+	orig := map[string]any{"metadata": map[string]any{"name": "a"}, "spec": map[string]any{
+		"syncPolicy": map[string]any{"automated": map[string]any{}, "managedNamespaceMetadata": map[string]any{}}}}
+	d := Compare("a", orig, &compile.Application{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	var fields []string
+	for _, x := range d {
+		fields = append(fields, x.Field)
+	}
+	if want := []string{"spec.syncPolicy"}; !reflect.DeepEqual(fields, want) {
+		t.Errorf("fields %v, want %v", fields, want)
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"a.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\n" +
+		"spec: {project: default, source: {repoURL: r, path: p}, destination: {server: \"https://kubernetes.default.svc\", namespace: n}, " +
+		"syncPolicy: {automated: {}, managedNamespaceMetadata: {}}}\n"})
+	r := importDir(t, "parent", dir)
+	if len(r.Differences) != 0 {
+		t.Errorf("differences %v", r.Differences)
+	}
+	if y := string(r.YAML); !strings.Contains(y, "    automated: {}\n") || !strings.Contains(y, "    managedNamespaceMetadata: {}\n") {
+		t.Errorf("spec:\n%s", r.YAML)
 	}
 }

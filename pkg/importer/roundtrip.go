@@ -197,7 +197,14 @@ func without(m any, drop []string) map[string]any {
 	return out
 }
 
-// prune drops empty values, recursively; nil when v itself is empty.
+// presence are the Application fields whose empty object still means
+// something to Argo CD: `automated: {}` turns automated sync on, and
+// `managedNamespaceMetadata: {}` has Argo CD manage the namespace's
+// metadata.
+var presence = map[string]bool{"automated": true, "managedNamespaceMetadata": true}
+
+// prune drops empty values, recursively; nil when v itself is empty. An
+// empty presence field stays (as {}).
 func prune(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -205,6 +212,8 @@ func prune(v any) any {
 		for k, e := range x {
 			if p := prune(e); p != nil {
 				out[k] = p
+			} else if _, isMap := e.(map[string]any); isMap && presence[k] {
+				out[k] = map[string]any{}
 			}
 		}
 		if len(out) == 0 {
