@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deployctl/deployctl/pkg/compile"
@@ -353,9 +354,9 @@ func TestPatchFileNamed(t *testing.T) {
 // `automated: {}` turns automated sync on: it is not an empty value to
 // the round trip, and it comes back.
 func TestAutomatedEmptyIsNotAbsent(t *testing.T) {
-	orig := map[string]any{"metadata": map[string]any{"name": "a"}, "spec": map[string]any{
+	orig := map[string]any{"metadata": map[string]any{"name": "a"}, "spec": map[string]any{"project": "default",
 		"syncPolicy": map[string]any{"automated": map[string]any{}, "managedNamespaceMetadata": map[string]any{}}}}
-	d := Compare("a", orig, &compile.Application{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	d := Compare("a", orig, &compile.Application{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: appv1.ApplicationSpec{Project: "default"}})
 	var fields []string
 	for _, x := range d {
 		fields = append(fields, x.Field)
