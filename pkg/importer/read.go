@@ -107,6 +107,10 @@ func Read(paths []string) (*Input, error) {
 			continue
 		}
 		if !fi.IsDir() {
+			if dir := filepath.Dir(root); kustomizationFile(dir) == filepath.Clean(root) {
+				in.readDir(dir) // a kustomization file stands for its folder, built
+				continue
+			}
 			in.readFile(root, root, folderName(filepath.Dir(root)))
 			continue
 		}

@@ -114,6 +114,12 @@ func TestKustomizeTree(t *testing.T) {
 		}
 	}
 
+	// Its kustomization.yaml stands for the folder.
+	r2 := importDir(t, "parent", dir+"/clusters/overlays/rhoai-eus-2.25/kustomization.yaml")
+	if len(r2.Sources) != 4 {
+		t.Errorf("from the kustomization file: %d apps", len(r2.Sources))
+	}
+
 	// The base alone is built as it is: its placeholder path, unpatched,
 	// and its ApplicationSets' placeholder elements, which Argo CD refuses.
 	r = importDir(t, "parent", dir+"/components/argocd/apps/base")
