@@ -28,7 +28,13 @@ func NewCommand() *cobra.Command {
 		Long: `import reads Argo CD Application manifests — files or folders of YAML or
 JSON ("-" for stdin), single objects, multi-document YAML as an app-of-apps
 chart renders it, or a List as 'kubectl get applications -A -o yaml' prints
-it (status ignored) — and writes a platform spec:
+it (status ignored) — and writes a platform spec. A folder with a
+kustomization.yaml is built (Kustomize API, local bases only); an
+ApplicationSet with one List generator is expanded; Helm templates must be
+rendered first. Every input is read (at most 64 MiB each, a folder in total)
+and every problem reported at once, at its file and line.
+
+The spec has:
 
   - stacks from --stack-from: label=KEY or annotation=KEY (its value), parent
     (the parent Application: owner reference or Argo CD's tracking label), or
