@@ -67,6 +67,9 @@ func application(p *spec.Platform, stack string, a *spec.App) (*Application, err
 		}
 		app.Spec.Source = s
 	}
+	for _, i := range a.Info {
+		app.Spec.Info = append(app.Spec.Info, appv1.Info{Name: i.Name, Value: i.Value})
+	}
 	for _, d := range a.IgnoreDifferences {
 		app.Spec.IgnoreDifferences = append(app.Spec.IgnoreDifferences, appv1.ResourceIgnoreDifferences{
 			Group: d.Group, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace,
@@ -77,12 +80,23 @@ func application(p *spec.Platform, stack string, a *spec.App) (*Application, err
 }
 
 func syncPolicy(sp *spec.SyncPolicy, opts []string) *appv1.SyncPolicy {
-	if (sp == nil || sp.Automated == nil) && len(opts) == 0 {
-		return nil
-	}
 	out := &appv1.SyncPolicy{SyncOptions: opts}
-	if sp != nil && sp.Automated != nil {
-		out.Automated = &appv1.SyncPolicyAutomated{Prune: sp.Automated.Prune, SelfHeal: sp.Automated.SelfHeal}
+	if sp != nil {
+		if at := sp.Automated; at != nil {
+			out.Automated = &appv1.SyncPolicyAutomated{Prune: at.Prune, SelfHeal: at.SelfHeal, AllowEmpty: at.AllowEmpty}
+		}
+		if r := sp.Retry; r != nil {
+			out.Retry = &appv1.RetryStrategy{Limit: r.Limit}
+			if b := r.Backoff; b != nil {
+				out.Retry.Backoff = &appv1.Backoff{Duration: b.Duration, Factor: b.Factor, MaxDuration: b.MaxDuration}
+			}
+		}
+		if m := sp.ManagedNamespaceMetadata; m != nil {
+			out.ManagedNamespaceMetadata = &appv1.ManagedNamespaceMetadata{Labels: m.Labels, Annotations: m.Annotations}
+		}
+	}
+	if out.IsZero() {
+		return nil
 	}
 	return out
 }
@@ -96,7 +110,7 @@ func source(s *spec.Source) (*appv1.ApplicationSource, error) {
 		Ref:            s.Ref,
 	}
 	if h := s.Helm; h != nil {
-		out.Helm = &appv1.ApplicationSourceHelm{ReleaseName: h.ReleaseName, ValueFiles: h.ValueFiles, Values: h.Values}
+		out.Helm = &appv1.ApplicationSourceHelm{ReleaseName: h.ReleaseName, ValueFiles: h.ValueFiles, Values: h.Values, SkipCrds: h.SkipCrds}
 		for _, p := range h.Parameters {
 			out.Helm.Parameters = append(out.Helm.Parameters, appv1.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
 		}
@@ -112,6 +126,19 @@ func source(s *spec.Source) (*appv1.ApplicationSource, error) {
 		out.Kustomize = &appv1.ApplicationSourceKustomize{NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, CommonLabels: k.CommonLabels}
 		for _, img := range k.Images {
 			out.Kustomize.Images = append(out.Kustomize.Images, appv1.KustomizeImage(img))
+		}
+		for _, p := range k.Patches {
+			kp := appv1.KustomizePatch{Path: p.Path, Patch: p.Patch, Options: p.Options}
+			if t := p.Target; t != nil {
+				kp.Target = &appv1.KustomizeSelector{
+					KustomizeResId: appv1.KustomizeResId{
+						KustomizeGvk: appv1.KustomizeGvk{Group: t.Group, Version: t.Version, Kind: t.Kind},
+						Name:         t.Name, Namespace: t.Namespace,
+					},
+					AnnotationSelector: t.AnnotationSelector, LabelSelector: t.LabelSelector,
+				}
+			}
+			out.Kustomize.Patches = append(out.Kustomize.Patches, kp)
 		}
 	}
 	if d := s.Directory; d != nil {

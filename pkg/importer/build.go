@@ -158,15 +158,13 @@ func (b *builder) defaults(d *spec.Defaults) {
 	var opts, pols []string
 	for _, a := range b.apps {
 		opts = append(opts, keyOf(syncOptions(a.m.App)))
-		pols = append(pols, keyOf(automated(a.m.App)))
+		pols = append(pols, keyOf(syncPolicyOf(a.m.App)))
 	}
 	if k, n := mostCommon(opts); 2*n >= len(b.apps) && n >= 2 && k != "null" {
 		_ = json.Unmarshal([]byte(k), &d.SyncOptions)
 	}
 	if k, n := mostCommon(pols); 2*n >= len(b.apps) && n >= 2 && k != "null" {
-		var at spec.Automated
-		_ = json.Unmarshal([]byte(k), &at)
-		d.SyncPolicy = &spec.SyncPolicy{Automated: &at}
+		_ = json.Unmarshal([]byte(k), &d.SyncPolicy)
 	}
 }
 
@@ -185,14 +183,6 @@ func syncOptions(a *appv1.Application) []string {
 		return nil
 	}
 	return a.Spec.SyncPolicy.SyncOptions
-}
-
-func automated(a *appv1.Application) *spec.Automated {
-	if a.Spec.SyncPolicy == nil || a.Spec.SyncPolicy.Automated == nil {
-		return nil
-	}
-	at := a.Spec.SyncPolicy.Automated
-	return &spec.Automated{Prune: at.Prune, SelfHeal: at.SelfHeal}
 }
 
 // app converts one Application. Whatever it cannot express is found by the
@@ -236,11 +226,13 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 	default:
 		out.SyncOptions = opts
 	}
-	if at := automated(src); d.SyncPolicy == nil || keyOf(at) != keyOf(d.SyncPolicy.Automated) {
-		if at != nil || d.SyncPolicy != nil {
-			out.SyncPolicy = &spec.SyncPolicy{Automated: at}
+	if sp := syncPolicyOf(src); keyOf(sp) != keyOf(d.SyncPolicy) {
+		if sp == nil {
+			sp = &spec.SyncPolicy{} // `syncPolicy: {}`: not the default's
 		}
+		out.SyncPolicy = sp
 	}
+	out.Info = infoOf(src)
 	for _, id := range src.Spec.IgnoreDifferences {
 		out.IgnoreDifferences = append(out.IgnoreDifferences, spec.IgnoreDifference{
 			Group: id.Group, Kind: id.Kind, Name: id.Name, Namespace: id.Namespace,
@@ -302,7 +294,7 @@ func source(s appv1.ApplicationSource, def *spec.Source, multi bool) (spec.Sourc
 		}
 	}
 	if h := s.Helm; h != nil {
-		sh := &spec.Helm{ReleaseName: h.ReleaseName, ValueFiles: h.ValueFiles, Values: h.Values}
+		sh := &spec.Helm{ReleaseName: h.ReleaseName, ValueFiles: h.ValueFiles, Values: h.Values, SkipCrds: h.SkipCrds}
 		for _, p := range h.Parameters {
 			sh.Parameters = append(sh.Parameters, spec.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
 		}
@@ -314,7 +306,7 @@ func source(s appv1.ApplicationSource, def *spec.Source, multi bool) (spec.Sourc
 		out.Helm = sh
 	}
 	if k := s.Kustomize; k != nil {
-		sk := &spec.Kustomize{NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, CommonLabels: k.CommonLabels}
+		sk := &spec.Kustomize{NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, CommonLabels: k.CommonLabels, Patches: kustomizePatches(k.Patches)}
 		for _, img := range k.Images {
 			sk.Images = append(sk.Images, string(img))
 		}

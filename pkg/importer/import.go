@@ -2,7 +2,6 @@ package importer
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -115,8 +114,8 @@ type app struct {
 // product's loader and compiler, and compares every generated Application
 // with its original.
 func Import(in *Input, o Options) (*Result, error) {
-	if len(in.Apps) == 0 {
-		return nil, errors.New("no Argo CD Application found in the input")
+	if err := in.check(); err != nil {
+		return nil, err
 	}
 	b := &builder{o: o, res: &Result{Sources: map[string]*Manifest{}}, byKey: map[string]*app{}}
 	if err := b.index(in); err != nil {
@@ -153,14 +152,9 @@ func (b *builder) note(format string, args ...any) {
 }
 
 func (b *builder) index(in *Input) error {
-	var dups []string
 	for i := range in.Apps {
 		m := &in.Apps[i]
 		a := &app{m: m, key: m.App.Namespace + "/" + m.App.Name}
-		if prev, ok := b.byKey[a.key]; ok {
-			dups = append(dups, fmt.Sprintf("%s (%s and %s)", a.key, prev.m.File, m.File))
-			continue
-		}
 		if v, ok := m.App.Annotations[plan.ArgoCDSyncWave]; ok {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil {
@@ -172,12 +166,7 @@ func (b *builder) index(in *Input) error {
 		b.all = append(b.all, a)
 	}
 	sort.Slice(b.all, func(i, j int) bool { return b.all[i].key < b.all[j].key })
-	if len(dups) > 0 {
-		b.note("read twice, the first one kept: %s", strings.Join(dups, ", "))
-	}
-	if len(in.Skipped) > 0 {
-		b.note("not Applications, left out: %s", summarize(in.Skipped, 8))
-	}
+	b.res.Notes = append(b.res.Notes, in.notes()...)
 	return nil
 }
 

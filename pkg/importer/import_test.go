@@ -370,9 +370,8 @@ func TestLossyApplications(t *testing.T) {
 		got[d.App] = append(got[d.App], d.Field)
 	}
 	want := map[string][]string{
-		"web-frontend": {"metadata.name", "spec.info", "spec.revisionHistoryLimit", "spec.syncPolicy.automated.allowEmpty",
-			"spec.syncPolicy.managedNamespaceMetadata", "spec.syncPolicy.retry"},
-		"db":                  {"spec.source.helm.skipCrds", "spec.source.helm.version"},
+		"web-frontend":        {"metadata.name", "spec.revisionHistoryLimit"},
+		"db":                  {"spec.source.helm.version"},
 		"db-team-a":           {"metadata.name", "metadata.namespace"},
 		"app-deployctl-tools": {"metadata.name", "spec.source.plugin"},
 	}
@@ -390,13 +389,25 @@ func TestLossyApplications(t *testing.T) {
 		"label app.kubernetes.io/managed-by left out of 1 app: app-deployctl-tools",
 		"annotation meta.helm.sh/release-name left out of 1 app",
 		"4 apps had no resources finalizer",
+		"Applications outside Argo CD's namespace (apps in any namespace) are created in spec.argocd.namespace argocd: " +
+			"deployctl's steps and its Argo CD policy address Applications in that one namespace; 1 app: db-team-a (team-a)",
 	} {
 		if !hasNote(r, n) {
 			t.Errorf("no note %q in %v", n, r.Notes)
 		}
 	}
-	if !bytes.Contains(r.YAML, []byte("#   spec.syncPolicy.retry: {\"backoff\":{\"duration\":\"5s\",\"factor\":2,\"maxDuration\":\"3m\"},\"limit\":5} → (absent)")) {
-		t.Errorf("no retry comment:\n%s", r.YAML)
+	// Argo CD's sync retry, allowEmpty, the managed namespace's labels,
+	// spec.info and helm.skipCrds are spec fields now: written, not lost.
+	for _, want := range []string{
+		"automated: {prune: true, allowEmpty: true}",
+		"backoff: {duration: 5s, factor: 2, maxDuration: 3m}",
+		"labels: {team: web}",
+		"- {name: owner, value: web-team}",
+		"helm: {releaseName: db, skipCrds: true}",
+	} {
+		if !bytes.Contains(r.YAML, []byte(want)) {
+			t.Errorf("no %q in:\n%s", want, r.YAML)
+		}
 	}
 }
 
@@ -413,14 +424,14 @@ func TestImportErrors(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "no Argo CD Application found"},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {project: default, destination: {namespace: a}}\n",
-			"argocd/a (in.yaml): no source"},
+			"in.yaml:1: Application a has no spec.source or spec.sources: if it is a Kustomize patch"},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r, chart: c}, destination: {namespace: a}}\n",
 			`chart "c" has no targetRevision`},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r}, destination: {namespace: a}}\n",
 			"has no path or chart"},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {namespace: argocd}\nspec: {}\n", "without metadata.name"},
-		{"kind: List\nitems: [3]\n", "items[0]: not an object"},
-		{"a: [", "document 1"},
+		{"kind: List\nitems: [3]\n", "in.yaml:2 items[0]: not an object (a scalar)"},
+		{"a: [", "in.yaml:1: YAML: did not find expected node content"},
 	} {
 		in := &Input{}
 		err := in.Parse("in.yaml", "x", []byte(tc.doc))

@@ -10,6 +10,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/render"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -43,7 +44,7 @@ func (b *builder) check() error {
 	if err != nil {
 		return err
 	}
-	apps, err := compileSpec(b.o.File, yml)
+	apps, err := compileSpec(b.o.File, yml, b.tooLarge)
 	if err != nil {
 		return err
 	}
@@ -60,11 +61,12 @@ func (b *builder) check() error {
 		}
 		return x.Field < y.Field
 	})
+	b.otherNamespaces()
 	if len(b.res.Differences) > 0 {
 		if yml, err = b.render(byApp); err != nil {
 			return err
 		}
-		if _, err := compileSpec(b.o.File, yml); err != nil {
+		if _, err := compileSpec(b.o.File, yml, nil); err != nil {
 			return err
 		}
 	}
@@ -72,9 +74,45 @@ func (b *builder) check() error {
 	return nil
 }
 
+// tooLarge notes a platform `deployctl generate` would refuse as one
+// workflow: a generated WorkflowTemplate over render.MaxObjectBytes. The
+// spec is still written: it can be split, or generated per stack.
+func (b *builder) tooLarge(out *compile.Output) {
+	for _, a := range compile.Actions {
+		data, err := render.Object(out.WorkflowTemplates[a])
+		if err != nil || len(data) <= render.MaxObjectBytes {
+			continue
+		}
+		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: len(data), Apps: len(out.Deploy.Apps())}
+		b.note("`deployctl generate` will refuse this spec as it is: %v", e)
+		return
+	}
+}
+
+// otherNamespaces explains the difference in metadata.namespace: Argo CD's
+// apps in any namespace. The deploy steps address every Application in
+// the one namespace of the workflow (spec.argocd.namespace, the step's
+// --app-namespace), and the generated Argo CD RBAC names projects only, so
+// the spec has no per-app namespace: those apps move, and the round trip
+// says so for each.
+func (b *builder) otherNamespaces() {
+	var moved []string
+	for _, d := range b.res.Differences {
+		if d.Field == "metadata.namespace" {
+			moved = append(moved, d.App+" ("+strings.Trim(d.Original, `"`)+")")
+		}
+	}
+	if len(moved) > 0 {
+		b.note("Applications outside Argo CD's namespace (apps in any namespace) are created in spec.argocd.namespace %s: "+
+			"deployctl's steps and its Argo CD policy address Applications in that one namespace; %s: %s",
+			b.res.Platform.Spec.ArgoCD.Namespace, plural(len(moved), "app"), summarize(moved, 8))
+	}
+}
+
 // compileSpec runs the spec through everything `deployctl generate` runs
-// before writing: the loader (schema and rules), the DAG, the compiler.
-func compileSpec(file string, yml []byte) (map[string]*compile.Application, error) {
+// before writing: the loader (schema and rules), the DAG, the compiler;
+// then inspect, if any, looks at the compiled output.
+func compileSpec(file string, yml []byte, inspect func(*compile.Output)) (map[string]*compile.Application, error) {
 	if file == "" {
 		file = "imported.yaml"
 	}
@@ -89,6 +127,9 @@ func compileSpec(file string, yml []byte) (map[string]*compile.Application, erro
 	out, err := compile.Compile(d, "platform")
 	if err != nil {
 		return nil, fmt.Errorf("the imported spec does not compile (nothing was written): %w", err)
+	}
+	if inspect != nil {
+		inspect(out)
 	}
 	apps := map[string]*compile.Application{}
 	for _, a := range out.Applications {
@@ -121,13 +162,20 @@ func Compare(app string, original map[string]any, generated *compile.Application
 // JSON types, and no empty values (absent, "", false, {}, [] all mean
 // "not set" to Argo CD).
 func view(obj map[string]any) any {
-	md, _ := obj["metadata"].(map[string]any)
 	dropAnn := append([]string{plan.AnnotationSyncWave, plan.AnnotationSyncWavePath}, droppedAnnotations...)
+	return comparable(obj, droppedLabels, dropAnn)
+}
+
+// comparable is view without the given labels and annotations (none: the
+// whole Application as a person wrote it, without status and server-side
+// metadata).
+func comparable(obj map[string]any, dropLabels, dropAnn []string) any {
+	md, _ := obj["metadata"].(map[string]any)
 	v := map[string]any{
 		"metadata": map[string]any{
 			"name":        md["name"],
 			"namespace":   md["namespace"],
-			"labels":      without(md["labels"], droppedLabels),
+			"labels":      without(md["labels"], dropLabels),
 			"annotations": without(md["annotations"], dropAnn),
 		},
 		"spec": obj["spec"],
@@ -149,7 +197,14 @@ func without(m any, drop []string) map[string]any {
 	return out
 }
 
-// prune drops empty values, recursively; nil when v itself is empty.
+// presence are the Application fields whose empty object still means
+// something to Argo CD: `automated: {}` turns automated sync on, and
+// `managedNamespaceMetadata: {}` has Argo CD manage the namespace's
+// metadata.
+var presence = map[string]bool{"automated": true, "managedNamespaceMetadata": true}
+
+// prune drops empty values, recursively; nil when v itself is empty. An
+// empty presence field stays (as {}).
 func prune(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -157,6 +212,8 @@ func prune(v any) any {
 		for k, e := range x {
 			if p := prune(e); p != nil {
 				out[k] = p
+			} else if _, isMap := e.(map[string]any); isMap && presence[k] {
+				out[k] = map[string]any{}
 			}
 		}
 		if len(out) == 0 {

@@ -101,12 +101,42 @@ type Retry struct {
 // after the node's turn, for Phase 3 drift correction.
 type SyncPolicy struct {
 	Automated *Automated `json:"automated,omitempty"`
+	// Retry is Argo CD's own retry of a failed sync (the Application's
+	// syncPolicy.retry), not the workflow step's retry (App.Retry).
+	Retry *SyncRetry `json:"retry,omitempty"`
+	// ManagedNamespaceMetadata is put on the destination namespace Argo CD
+	// creates (sync option CreateNamespace=true): Pod Security labels, say.
+	ManagedNamespaceMetadata *ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
 }
 
 // Automated mirrors Argo CD's automated sync policy.
 type Automated struct {
 	Prune    bool `json:"prune,omitempty"`
 	SelfHeal bool `json:"selfHeal,omitempty"`
+	// AllowEmpty lets an automated sync prune the app down to no resources.
+	AllowEmpty bool `json:"allowEmpty,omitempty"`
+}
+
+// SyncRetry mirrors Argo CD's RetryStrategy: limit (a negative one retries
+// without end) and the backoff between attempts.
+type SyncRetry struct {
+	Limit   int64        `json:"limit,omitempty"`
+	Backoff *SyncBackoff `json:"backoff,omitempty"`
+}
+
+// SyncBackoff mirrors Argo CD's Backoff. Durations are Argo CD's: a Go
+// duration ("5s", "3m") or a number of seconds ("30").
+type SyncBackoff struct {
+	Duration    string `json:"duration,omitempty"`
+	Factor      *int64 `json:"factor,omitempty"`
+	MaxDuration string `json:"maxDuration,omitempty"`
+}
+
+// ManagedNamespaceMetadata mirrors Argo CD's: labels and annotations of the
+// namespace it creates.
+type ManagedNamespaceMetadata struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // Stack is a group of apps; stack-level dependsOn means every app of the
@@ -134,6 +164,14 @@ type App struct {
 	Retry             *Retry             `json:"retry,omitempty"`
 	HealthChecks      []HealthCheck      `json:"healthChecks,omitempty"`
 	AllowSuspended    bool               `json:"allowSuspended,omitempty"`
+	// Info is the Application's spec.info: name/value pairs Argo CD shows.
+	Info []Info `json:"info,omitempty"`
+}
+
+// Info mirrors one entry of an Application's spec.info.
+type Info struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Source is an Application source: a Git path or a Helm chart.
@@ -155,6 +193,8 @@ type Helm struct {
 	Values       string          `json:"values,omitempty"`
 	ValuesObject map[string]any  `json:"valuesObject,omitempty"`
 	Parameters   []HelmParameter `json:"parameters,omitempty"`
+	// SkipCrds is Helm's --skip-crds.
+	SkipCrds bool `json:"skipCrds,omitempty"`
 }
 
 // HelmParameter is one --set.
@@ -170,6 +210,29 @@ type Kustomize struct {
 	NameSuffix   string            `json:"nameSuffix,omitempty"`
 	Images       []string          `json:"images,omitempty"`
 	CommonLabels map[string]string `json:"commonLabels,omitempty"`
+	// Patches are Kustomize patches Argo CD adds to the kustomization.
+	Patches []KustomizePatch `json:"patches,omitempty"`
+}
+
+// KustomizePatch mirrors Argo CD's (and Kustomize's) patch: a file (path)
+// or inline text (patch), the resources it targets, and its options
+// (allowNameChange, allowKindChange).
+type KustomizePatch struct {
+	Path    string             `json:"path,omitempty"`
+	Patch   string             `json:"patch,omitempty"`
+	Target  *KustomizeSelector `json:"target,omitempty"`
+	Options map[string]bool    `json:"options,omitempty"`
+}
+
+// KustomizeSelector selects the resources a patch applies to.
+type KustomizeSelector struct {
+	Group              string `json:"group,omitempty"`
+	Version            string `json:"version,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+	Name               string `json:"name,omitempty"`
+	Namespace          string `json:"namespace,omitempty"`
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
+	LabelSelector      string `json:"labelSelector,omitempty"`
 }
 
 // Directory mirrors the Application's plain-directory source options.

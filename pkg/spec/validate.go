@@ -98,6 +98,7 @@ func (d *Document) validate() error {
 	d.checkReceivers(&errs)
 	d.checkTimeouts(&errs, "spec.defaults.timeouts", p.Spec.Defaults.Timeouts)
 	d.checkRetry(&errs, "spec.defaults.retry", p.Spec.Defaults.Retry)
+	d.checkSyncPolicy(&errs, "spec.defaults.syncPolicy", p.Spec.Defaults.SyncPolicy)
 	d.checkProgression(&errs, "spec.defaults.retry", mergeRetry(p.Spec.Defaults.Retry, nil))
 
 	seenKinds := map[string]int{}
@@ -142,6 +143,7 @@ func (d *Document) checkApp(errs *Errors, path string, a *App) {
 	}
 	d.checkTimeouts(errs, path+".timeouts", a.Timeouts)
 	d.checkRetry(errs, path+".retry", a.Retry)
+	d.checkArgoCDFields(errs, path, a)
 	for k, h := range a.HealthChecks {
 		// The values' own rules are checkReceivers'; these reach a
 		// workflow parameter, where Argo would evaluate {{…}}.

@@ -32,7 +32,13 @@ func NewCommand() *cobra.Command {
 		Long: `import reads Argo CD Application manifests — files or folders of YAML or
 JSON ("-" for stdin), single objects, multi-document YAML as an app-of-apps
 chart renders it, or a List as 'kubectl get applications -A -o yaml' prints
-it (status ignored) — and writes a platform spec:
+it (status ignored) — and writes a platform spec. A folder with a
+kustomization.yaml is built (Kustomize API, local bases only); an
+ApplicationSet with one List generator is expanded; Helm templates must be
+rendered first. Every input is read (at most 64 MiB each, a folder in total)
+and every problem reported at once, at its file and line.
+
+The spec has:
 
   - stacks from --stack-from: label=KEY or annotation=KEY (its value), parent
     (the parent Application: owner reference or Argo CD's tracking label), or
@@ -98,14 +104,13 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 					paths = append(paths, a)
 				}
 			}
-			in, err := importer.Read(paths)
-			if err == nil && stdin {
-				var data []byte
-				if data, err = io.ReadAll(cmd.InOrStdin()); err == nil {
-					err = in.Parse("(stdin)", "stdin", data)
-				}
+			// Every input is read, each within readlimit.Import, and every
+			// problem in any of them is reported together.
+			in, _ := importer.Read(paths)
+			if stdin {
+				_ = in.ReadStdin(cmd.InOrStdin(), "(stdin)")
 			}
-			if err != nil {
+			if err := in.Err(); err != nil {
 				return exitcode.With(exitcode.Invalid, err)
 			}
 			r, err := importer.Import(in, o)

@@ -150,3 +150,24 @@ func TestImportReplacesItsOwnSpec(t *testing.T) {
 		t.Errorf("the spec does not start with the mark:\n%.200s", b)
 	}
 }
+
+// Standard input is bounded like a file, and its problems are reported
+// together with those of the files: one pass, exit 3, nothing written.
+func TestImportStdinBoundedAndEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("kind: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.yaml")
+	_, _, err := runWith(bytes.Repeat([]byte("\n"), 64<<20+1), bad, "-", "-o", out)
+	want := "2 problems in the input (nothing was written):\n" +
+		"  " + bad + ":1: YAML: did not find expected node content\n" +
+		"  (stdin): larger than the 64 MiB limit"
+	if exitcode.Of(err) != exitcode.Invalid || err.Error() != want {
+		t.Errorf("got %v (exit %d), want\n%s", err, exitcode.Of(err), want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s written: %v", out, err)
+	}
+}

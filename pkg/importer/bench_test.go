@@ -1,0 +1,76 @@
+package importer
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// dump is a `kubectl get applications -A -o yaml` List of n Applications
+// in 50 team stacks, five waves in each, with status and server metadata.
+func dump(n int) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `- apiVersion: argoproj.io/v1alpha1
+  kind: Application
+  metadata:
+    name: app-%05[1]d
+    namespace: argocd
+    labels: {team: team-%[2]d}
+    annotations: {argocd.argoproj.io/sync-wave: "%[3]d"}
+    finalizers: [resources-finalizer.argocd.argoproj.io]
+    creationTimestamp: "2026-01-01T00:00:00Z"
+    resourceVersion: "%[1]d"
+    uid: 00000000-0000-0000-0000-%012[1]d
+  spec:
+    project: default
+    source: {repoURL: https://git.example.com/platform.git, targetRevision: main, path: apps/app-%05[1]d}
+    destination: {server: https://kubernetes.default.svc, namespace: ns-%05[1]d}
+    syncPolicy:
+      automated: {prune: true, selfHeal: true}
+      syncOptions: [CreateNamespace=true]
+  status:
+    sync: {status: Synced, revision: 0123456789abcdef0123456789abcdef01234567}
+    health: {status: Healthy}
+`, i, i%50, (i/50)%5)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkImport10000 imports 10,000 Applications (8 MB): read, build,
+// load, compile and compare, render. The README's numbers come from it.
+func BenchmarkImport10000(b *testing.B) {
+	data := dump(10000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		in := &Input{}
+		if err := in.Parse("dump.yaml", "dump", data); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Import(in, Options{Name: "p", StackFrom: StackFrom{Kind: "label", Key: "team"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A spec whose deploy workflow `deployctl generate` would refuse (over
+// render.MaxObjectBytes) is still written, with a note saying so and why.
+func TestTooLargeNoted(t *testing.T) {
+	in := &Input{}
+	if err := in.Parse("dump.yaml", "dump", dump(1000)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Import(in, Options{Name: "p", StackFrom: StackFrom{Kind: "label", Key: "team"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "`deployctl generate` will refuse this spec as it is: workflow-templates/deploy.yaml would be "
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, want) && strings.HasSuffix(n, "the scope has 1000 apps; split the platform into several platform specs with their own workflows, or generate per stack with --scope stack:NAME") {
+			return
+		}
+	}
+	t.Errorf("no note %q…:\n%s", want, strings.Join(r.Notes, "\n"))
+}

@@ -1,0 +1,61 @@
+package importer
+
+import (
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// The Application fields the spec mirrors one to one, converted back: the
+// sync policy (automated, retry, managed namespace metadata), spec.info,
+// helm.skipCrds and kustomize.patches. pkg/compile turns them into the same
+// Argo CD fields again, which the round trip checks.
+
+// syncPolicyOf is an Application's sync policy without its sync options
+// (the spec keeps those beside it); nil when there is none.
+func syncPolicyOf(a *appv1.Application) *spec.SyncPolicy {
+	sp := a.Spec.SyncPolicy
+	if sp == nil {
+		return nil
+	}
+	out := &spec.SyncPolicy{}
+	if at := sp.Automated; at != nil {
+		out.Automated = &spec.Automated{Prune: at.Prune, SelfHeal: at.SelfHeal, AllowEmpty: at.AllowEmpty}
+	}
+	if r := sp.Retry; r != nil {
+		out.Retry = &spec.SyncRetry{Limit: r.Limit}
+		if b := r.Backoff; b != nil {
+			out.Retry.Backoff = &spec.SyncBackoff{Duration: b.Duration, Factor: b.Factor, MaxDuration: b.MaxDuration}
+		}
+	}
+	if m := sp.ManagedNamespaceMetadata; m != nil {
+		out.ManagedNamespaceMetadata = &spec.ManagedNamespaceMetadata{Labels: m.Labels, Annotations: m.Annotations}
+	}
+	if *out == (spec.SyncPolicy{}) {
+		return nil
+	}
+	return out
+}
+
+func infoOf(a *appv1.Application) []spec.Info {
+	var out []spec.Info
+	for _, i := range a.Spec.Info {
+		out = append(out, spec.Info{Name: i.Name, Value: i.Value})
+	}
+	return out
+}
+
+func kustomizePatches(ps appv1.KustomizePatches) []spec.KustomizePatch {
+	var out []spec.KustomizePatch
+	for _, p := range ps {
+		sp := spec.KustomizePatch{Path: p.Path, Patch: p.Patch, Options: p.Options}
+		if t := p.Target; t != nil {
+			sp.Target = &spec.KustomizeSelector{
+				Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
+				AnnotationSelector: t.AnnotationSelector, LabelSelector: t.LabelSelector,
+			}
+		}
+		out = append(out, sp)
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package importer
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
+)
+
+// kustomizationFile is the kustomization file of dir, or "".
+func kustomizationFile(dir string) string {
+	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if p := filepath.Join(dir, n); isFile(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// kustomizeRoots are the Kustomize folders to build: those no other one
+// in the input uses (as a resource, base or component), so an overlay is
+// built once with its bases, and a base is not built again on its own.
+// Remote bases and files and Helm charts are refused (no network, no
+// helm), and a root that would reach one is not built.
+func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
+	used := map[string]bool{}
+	seen := map[string]bool{}
+	refused := map[string]bool{} // the folder, or one it uses, was refused
+	var walk func(dir string) bool
+	walk = func(dir string) bool {
+		if seen[dir] {
+			return refused[dir]
+		}
+		seen[dir] = true
+		file := kustomizationFile(dir)
+		if file == "" {
+			return false
+		}
+		before := len(in.Problems)
+		defer func() { refused[dir] = refused[dir] || len(in.Problems) > before }()
+		data, err := readlimit.ReadFile(file, readlimit.Import)
+		if err != nil {
+			in.problem("%v", err)
+			return true
+		}
+		var k types.Kustomization
+		if err := yaml.Unmarshal(data, &k); err != nil {
+			in.problem("%s: %v", file, err)
+			return true
+		}
+		if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
+			in.problem("%s: helmCharts: the import runs no helm and fetches nothing: build it first: kustomize build --enable-helm %s | deployctl import -", file, dir)
+		}
+		refs := append(append(append([]string{}, k.Resources...), k.Bases...), k.Components...) //nolint:staticcheck // Bases: still read by Kustomize
+		// Files Kustomize would also load from a URL.
+		files := append(append(append(append(append([]string{}, k.Crds...), k.Configurations...), k.Generators...), k.Transformers...), k.Validators...)
+		files = append(files, k.OpenAPI["path"])
+		for _, p := range append(k.Patches, k.PatchesJson6902...) { //nolint:staticcheck // PatchesJson6902: still read by Kustomize
+			files = append(files, p.Path)
+		}
+		for _, p := range k.PatchesStrategicMerge { //nolint:staticcheck // still read by Kustomize
+			files = append(files, string(p))
+		}
+		for _, f := range files {
+			if remote(f) {
+				in.problem("%s: remote file %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, f, dir)
+			}
+		}
+		for _, r := range refs {
+			if remote(r) {
+				in.problem("%s: remote base %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, r, dir)
+				continue
+			}
+			p := filepath.Join(dir, r)
+			if isDir(p) {
+				used[filepath.Clean(p)] = true
+				if walk(filepath.Clean(p)) {
+					refused[dir] = true
+				}
+			}
+		}
+		return refused[dir] || len(in.Problems) > before
+	}
+	all := sortedSet(dirs)
+	for _, d := range all {
+		walk(filepath.Clean(d))
+	}
+	var roots []string
+	for _, d := range all {
+		if c := filepath.Clean(d); !used[c] && !refused[c] {
+			roots = append(roots, d)
+		}
+	}
+	return roots
+}
+
+// remote is Kustomize's notion of a remote resource: a URL or a Git
+// repository reference.
+func remote(r string) bool {
+	return strings.Contains(r, "://") || strings.HasPrefix(r, "git@") || strings.Contains(r, "?ref=") ||
+		strings.HasPrefix(r, "github.com/") || strings.HasPrefix(r, "gitlab.com/") || strings.HasPrefix(r, "bitbucket.org/")
+}
+
+// kustomize builds dir with the Kustomize API (plugins off, files read
+// through the import's bound) and reads its output instead of its files.
+func (in *Input) kustomize(dir, arg, folder string) {
+	fsys := &boundedFS{FileSystem: filesys.MakeFsOnDisk(), in: in, arg: arg}
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
+	if fsys.over {
+		return
+	}
+	if err != nil {
+		in.problem("%s: kustomize build: %v", dir, err)
+		return
+	}
+	out, err := res.AsYaml()
+	if err != nil {
+		in.problem("%s: kustomize build: %v", dir, err)
+		return
+	}
+	in.Built = append(in.Built, dir)
+	in.parse(dir+" (kustomize build output)", folder, out)
+}
+
+// boundedFS counts what Kustomize reads against the argument's bound, and
+// writes nothing.
+type boundedFS struct {
+	filesys.FileSystem
+	in   *Input
+	arg  string
+	over bool
+}
+
+func (f *boundedFS) ReadFile(path string) ([]byte, error) {
+	data, err := readlimit.ReadFile(path, readlimit.Import)
+	if err != nil {
+		return nil, err
+	}
+	if !f.in.count(f.arg, int64(len(data))) {
+		f.over = true
+		return nil, &readlimit.TooLargeError{Name: f.arg, Limit: readlimit.Import}
+	}
+	return data, nil
+}
+
+func (f *boundedFS) WriteFile(path string, _ []byte) error {
+	return fmt.Errorf("%s: the import writes no file", path)
+}
+
+// chart notes a Helm chart folder: the Applications its templates may hold
+// exist only once rendered.
+func (in *Input) chart(dir string) {
+	var templates []string
+	_ = filepath.WalkDir(filepath.Join(dir, "templates"), func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && isManifest(p) {
+			templates = append(templates, p)
+		}
+		return nil
+	})
+	sort.Strings(templates)
+	for _, t := range templates {
+		data, err := readlimit.ReadFile(t, readlimit.Import)
+		if err != nil {
+			in.problem("%v", err)
+			return
+		}
+		if n := kindLine(data); n > 0 {
+			in.problem("%s:%d: an Argo CD Application in a Helm chart's template: render it first: helm template %s | deployctl import -", t, n, dir)
+			return
+		}
+	}
+	in.NotObjects = append(in.NotObjects, fmt.Sprintf("%s: a Helm chart without Argo CD Applications in its templates, left out", dir))
+}
+
+// kindLine is the first line declaring an Application or ApplicationSet.
+func kindLine(data []byte) int {
+	for i, line := range strings.Split(string(data), "\n") {
+		if t := strings.TrimSpace(line); t == "kind: Application" || t == "kind: ApplicationSet" {
+			return i + 1
+		}
+	}
+	return 0
+}
