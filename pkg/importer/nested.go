@@ -1,0 +1,311 @@
+package importer
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Nested sync waves (--stack-from parent). Argo CD orders the Applications
+// of one parent's sync by their waves, and an Application whose health
+// check is on (generate restores it) is Healthy only when all it deploys
+// is. So:
+//
+//  1. Waves order siblings only: children of one parent, by wave inside
+//     that parent. Apps with no parent in the input are ordered among
+//     themselves (as if one absent parent synced them).
+//  2. A member of wave w starts when every sibling of the nearest lower
+//     wave is done; a sibling is done when it and everything below it is
+//     Healthy (lower waves are done before it, so the nearest is enough).
+//  3. A parent's children start when the parent starts: they wait for
+//     what the parent waits for (rule 2 one level up, and so on to the
+//     top), never less.
+//  4. A parent is done when all its children (and their descendants) are.
+//  5. A parent that deploys resources besides Applications is an app for
+//     those, started with its children (rule 3) and part of its own
+//     completion (rule 4); its resources and its children are not ordered
+//     against each other (one Application's waves cannot interleave with
+//     other Applications').
+//  6. A parent of nothing but Applications is not an app, the root
+//     included: deployctl creates its children itself.
+//
+// Each wave of a parent's leaf children is one stack; its dependsOn
+// lists the stacks whose joins mean "done" (rule 2, or 3 for the first
+// wave). Edges stay linear: a stack of n apps waiting for one of m costs
+// n + m edges in the DAG and one line in the spec.
+
+// group is one parent's children (or the apps without a parent).
+type group struct {
+	key, name string
+	app       *app // the parent, when in the input
+	slots     map[int]*slot
+	self      *app // the parent's own app (rule 5)
+	selfStack string
+	pos       []sortKey
+}
+
+// slot is one wave of a group.
+type slot struct {
+	wave    int
+	leaves  []*app
+	parents []*group
+	stack   string
+}
+
+type sortKey struct {
+	wave int
+	name string
+}
+
+type nested struct {
+	groups   map[string]*group
+	ordered  []*group
+	stackKey map[string][]sortKey
+}
+
+func groupKey(a *app) string {
+	switch {
+	case a.parent != nil:
+		return a.parent.key
+	case a.parentName != "":
+		return "?" + a.parentKind + "/" + a.parentName
+	}
+	return ""
+}
+
+// nest builds the groups and names every stack (apps are named already).
+func (b *builder) nest(used map[string]bool) {
+	n := &nested{groups: map[string]*group{}, stackKey: map[string][]sortKey{}}
+	get := func(key string, a *app) *group {
+		g := n.groups[key]
+		if g == nil {
+			g = &group{key: key, slots: map[int]*slot{}}
+			switch {
+			case key == "":
+				g.name = Ungrouped
+			case a.parent != nil:
+				g.name = a.parent.m.App.Name
+				g.app = a.parent
+			default:
+				g.name = a.parentName
+			}
+			n.groups[key] = g
+		}
+		return g
+	}
+	for _, a := range b.all {
+		g := get(groupKey(a), a)
+		s := g.slots[a.wave]
+		if s == nil {
+			s = &slot{wave: a.wave}
+			g.slots[a.wave] = s
+		}
+		if a.children == 0 {
+			s.leaves = append(s.leaves, a)
+		}
+	}
+	// Parents as members of their own parent's group.
+	for _, a := range b.all {
+		if a.children == 0 {
+			continue
+		}
+		g := n.groups[a.key]
+		pg := n.groups[groupKey(a)]
+		pg.slots[a.wave].parents = append(pg.slots[a.wave].parents, g)
+		if a.self {
+			g.self = a
+		}
+	}
+	// Positions, outermost first, for a stable file order.
+	var pos func(g *group) []sortKey
+	pos = func(g *group) []sortKey {
+		if g.pos != nil || g.app == nil {
+			if g.pos == nil {
+				g.pos = []sortKey{{math.MinInt, g.name}}
+			}
+			return g.pos
+		}
+		up := pos(n.groups[groupKey(g.app)])
+		g.pos = append(append([]sortKey(nil), up...), sortKey{g.app.wave, g.name})
+		return g.pos
+	}
+	for _, g := range n.groups {
+		pos(g)
+		n.ordered = append(n.ordered, g)
+	}
+	sort.Slice(n.ordered, func(i, j int) bool { return lessKeys(n.ordered[i].pos, n.ordered[j].pos) })
+	for _, g := range n.ordered {
+		withStack := 0
+		for _, s := range g.slots {
+			if len(s.leaves) > 0 {
+				withStack++
+			}
+		}
+		base := g.name
+		if g.self != nil {
+			base += "-apps"
+		}
+		for _, w := range g.waves() {
+			s := g.slots[w]
+			if len(s.leaves) == 0 {
+				continue
+			}
+			name := base
+			if withStack > 1 {
+				name = fmt.Sprintf("%s-wave-%s", base, strings.Replace(fmt.Sprint(w), "-", "m", 1))
+			}
+			s.stack = b.stackName(name, used)
+			n.stackKey[s.stack] = append(append([]sortKey(nil), g.pos...), sortKey{w, ""})
+			for _, a := range s.leaves {
+				a.stack = s.stack
+			}
+		}
+		if g.self != nil {
+			g.selfStack = b.stackName(g.name+"-own", used)
+			n.stackKey[g.selfStack] = append(append([]sortKey(nil), g.pos...), sortKey{math.MinInt, ""})
+			g.self.stack = g.selfStack
+		}
+	}
+	b.nested = n
+}
+
+func (b *builder) stackName(raw string, used map[string]bool) string {
+	s := dnsLabel(raw)
+	if s == "" {
+		s = "stack"
+	}
+	s = unique(s, "stack", used)
+	used[s] = true
+	return s
+}
+
+func lessKeys(x, y []sortKey) bool {
+	for i := 0; i < len(x) && i < len(y); i++ {
+		if x[i].wave != y[i].wave {
+			return x[i].wave < y[i].wave
+		}
+		if x[i].name != y[i].name {
+			return x[i].name < y[i].name
+		}
+	}
+	return len(x) < len(y)
+}
+
+func (g *group) waves() []int {
+	out := make([]int, 0, len(g.slots))
+	for w := range g.slots {
+		out = append(out, w)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// lower is the nearest wave of g below w.
+func (g *group) lower(w int) (*slot, bool) {
+	var best *slot
+	for v, s := range g.slots {
+		if v < w && (best == nil || v > best.wave) {
+			best = s
+		}
+	}
+	return best, best != nil
+}
+
+// done lists the stacks whose joins mean "slot s and all below it done"
+// (rules 2 and 4).
+func (n *nested) done(s *slot) []string {
+	var out []string
+	if s.stack != "" {
+		out = append(out, s.stack)
+	}
+	for _, p := range s.parents {
+		out = append(out, n.complete(p)...)
+	}
+	return out
+}
+
+// complete: the stacks that mean group g is done (rule 4).
+func (n *nested) complete(g *group) []string {
+	ws := g.waves()
+	out := n.done(g.slots[ws[len(ws)-1]])
+	if g.selfStack != "" {
+		out = append(out, g.selfStack)
+	}
+	return out
+}
+
+// start: what g's children wait for before their first wave (rule 3), with
+// the waves and the parent that order it, for the comment.
+func (n *nested) start(g *group) (deps []string, from, to int, under string) {
+	for g.app != nil {
+		pg := n.groups[groupKey(g.app)]
+		if s, ok := pg.lower(g.app.wave); ok {
+			return n.done(s), g.app.wave, s.wave, pg.name
+		}
+		g = pg
+	}
+	return nil, 0, 0, ""
+}
+
+// nestedEdges sets every stack's dependsOn and records the edges.
+func (b *builder) nestedEdges() {
+	n := b.nested
+	deps := map[string][]Edge{}
+	add := func(stack string, to []string, from, toWave int, under string) {
+		seen := map[string]bool{}
+		for _, t := range to {
+			if seen[t] || t == stack {
+				continue
+			}
+			seen[t] = true
+			deps[stack] = append(deps[stack], Edge{From: stack, To: t, FromWave: from, ToWave: toWave, Stack: true, Under: under})
+		}
+	}
+	for _, g := range n.ordered {
+		for _, w := range g.waves() {
+			s := g.slots[w]
+			if s.stack == "" {
+				continue
+			}
+			if l, ok := g.lower(w); ok {
+				add(s.stack, n.done(l), w, l.wave, g.name)
+			} else {
+				d, f, t, u := n.start(g)
+				add(s.stack, d, f, t, u)
+			}
+		}
+		if g.selfStack != "" {
+			d, f, t, u := n.start(g)
+			add(g.selfStack, d, f, t, u)
+		}
+	}
+	p := b.res.Platform
+	for i := range p.Spec.Stacks {
+		s := &p.Spec.Stacks[i]
+		es := deps[s.Name]
+		sort.Slice(es, func(x, y int) bool { return es[x].To < es[y].To })
+		for _, e := range es {
+			s.DependsOn = append(s.DependsOn, e.To)
+			b.res.Edges = append(b.res.Edges, e)
+		}
+	}
+}
+
+// nestedOrder sorts stacks by their place in the tree (outermost waves
+// first) and apps by name.
+func (b *builder) nestedOrder() {
+	p := b.res.Platform
+	for i := range p.Spec.Stacks {
+		apps := p.Spec.Stacks[i].Apps
+		sort.Slice(apps, func(x, y int) bool { return apps[x].Name < apps[y].Name })
+	}
+	key := b.nested.stackKey
+	sort.SliceStable(p.Spec.Stacks, func(x, y int) bool {
+		kx, ky := key[p.Spec.Stacks[x].Name], key[p.Spec.Stacks[y].Name]
+		if lessKeys(kx, ky) != lessKeys(ky, kx) {
+			return lessKeys(kx, ky)
+		}
+		return p.Spec.Stacks[x].Name < p.Spec.Stacks[y].Name
+	})
+}
