@@ -327,7 +327,7 @@ func ownOf(p *app, ls []layoutSource) *own {
 			if s.Directory == nil {
 				s.Directory = &appv1.ApplicationSourceDirectory{}
 			}
-			pat, ok := excludeGlob(s.Directory.Exclude, l.appFiles)
+			pat, ok := excludeGlob(s.Directory.Exclude, append(append([]string(nil), l.appFiles...), l.mixed...))
 			if !ok {
 				o.lost = append(o.lost, "exclude "+s.Directory.Exclude+" cannot be combined")
 				o.dropped = append(o.dropped, i)

@@ -26,7 +26,8 @@ import (
 //     those, started with its children (rule 3) and part of its own
 //     completion (rule 4); its resources and its children are not ordered
 //     against each other (one Application's waves cannot interleave with
-//     other Applications').
+//     other Applications'). With children of one wave it shares their
+//     stack; else it has a stack of its own.
 //  6. A parent of nothing but Applications is not an app, the root
 //     included: deployctl creates its children itself.
 //
@@ -161,7 +162,13 @@ func (b *builder) nest(used map[string]bool) {
 				a.stack = s.stack
 			}
 		}
-		if g.self != nil {
+		if ws := g.waves(); g.self != nil && len(ws) == 1 && g.slots[ws[0]].stack != "" {
+			// One wave: the own app starts and ends with it (rule 5), so
+			// it shares its stack.
+			s := g.slots[ws[0]]
+			s.leaves = append(s.leaves, g.self)
+			g.self.stack = s.stack
+		} else if g.self != nil {
 			g.selfStack = b.stackName(g.name+"-own", used)
 			n.stackKey[g.selfStack] = append(append([]sortKey(nil), g.pos...), sortKey{math.MinInt, ""})
 			g.self.stack = g.selfStack

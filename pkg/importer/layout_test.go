@@ -1,0 +1,221 @@
+package importer
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/generate"
+)
+
+// tree is an app-of-apps as Argo CD runs it, written by hand from reading
+// a fixture: an Application with its wave inside its parent, its children,
+// and own: it deploys resources besides its children (then it is an app).
+type tree struct {
+	name string
+	wave int
+	own  bool
+	kids []tree
+}
+
+func node(name string, wave int, kids ...tree) tree { return tree{name: name, wave: wave, kids: kids} }
+
+// withOwn marks a parent that deploys resources besides its children.
+func withOwn(n tree) tree { n.own = true; return n }
+
+// branch is one step from a parent to a member of its sync: a child with
+// its wave, or the parent's own resources (self).
+type branch struct {
+	name string
+	wave int
+	self bool
+}
+
+// paths lists every app the spec must have, each with its steps from the
+// top: leaves, and parents with resources of their own.
+func (n tree) paths(prefix []branch, out map[string][]branch) {
+	here := append(append([]branch(nil), prefix...), branch{name: n.name, wave: n.wave})
+	if len(n.kids) == 0 {
+		out[n.name] = here
+		return
+	}
+	if n.own {
+		out[n.name] = append(append([]branch(nil), here...), branch{name: n.name, self: true})
+	}
+	for _, k := range n.kids {
+		k.paths(here, out)
+	}
+}
+
+// argoOrder is what Argo CD's nested waves say about x and y: +1 when y
+// waits for x, -1 when x waits for y, 0 when neither (same wave under the
+// same parent, or a parent's own resources and its children). Where their
+// paths part, the lower wave goes first, and all below it with it.
+func argoOrder(x, y []branch) int {
+	i := 0
+	for i < len(x) && i < len(y) && x[i] == y[i] {
+		i++
+	}
+	if i == len(x) || i == len(y) || x[i].self || y[i].self || x[i].wave == y[i].wave {
+		return 0
+	}
+	if x[i].wave < y[i].wave {
+		return 1
+	}
+	return -1
+}
+
+// checkArgoSemantics asserts that the imported spec orders every pair of
+// apps exactly as Argo CD's nested waves do (no more, no less), that its
+// apps are the tree's, and that it passes lint (no redundant edge) and
+// generate.
+func checkArgoSemantics(t *testing.T, r *Result, roots ...tree) *dag.DAG {
+	t.Helper()
+	want := map[string][]branch{}
+	for _, root := range roots {
+		root.paths(nil, want)
+	}
+	d := writeAndLoad(t, r)
+	var names []string
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if got := d.Apps(); !reflect.DeepEqual(sortedCopy(got), names) {
+		t.Fatalf("apps %v, want %v", sortedCopy(got), names)
+	}
+	waits := map[string]map[string]bool{}
+	for _, a := range names {
+		waits[a] = map[string]bool{}
+		for _, dep := range d.Graph.DepsClosure(a) {
+			waits[a][dep] = true
+		}
+	}
+	bad := 0
+	for _, x := range names {
+		for _, y := range names {
+			if x >= y {
+				continue
+			}
+			want := argoOrder(want[x], want[y])
+			got := 0
+			switch {
+			case waits[y][x] && waits[x][y]:
+				got = 2
+			case waits[y][x]:
+				got = 1
+			case waits[x][y]:
+				got = -1
+			}
+			if got != want && bad < 20 {
+				bad++
+				t.Errorf("%s, %s: order %d, Argo CD's %d (+1: %s waits for %s)", x, y, got, want, y, x)
+			}
+		}
+	}
+	if red := d.Redundant(); len(red) > 0 {
+		t.Errorf("lint: %v", red)
+	}
+	if _, _, err := generate.Tree(d, "platform"); err != nil {
+		t.Errorf("generate: %v", err)
+	}
+	return d
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+func stackDeps(r *Result) int {
+	n := 0
+	for _, s := range r.Platform.Spec.Stacks {
+		n += len(s.DependsOn)
+		for _, a := range s.Apps {
+			n += len(a.DependsOn)
+		}
+	}
+	return n
+}
+
+// kubefirst gitops-template (civo-github/templates/mgmt as kubefirst
+// renders it into registry/clusters/mgmt): read from the tree by hand. The
+// root registry points at its own folder, which also holds
+// ClusterRoleBindings; each *-components parent points at a components/
+// folder holding the chart's Application and, mostly, resources of its own
+// (ExternalSecrets, wait Jobs). argo-components' vault-wait (wave 0) waits
+// for a certificate that vault and cert-manager create.
+var kubefirstTree = withOwn(node("registry", 1001,
+	node("cert-manager-components", 10, node("cert-manager", 10)),
+	withOwn(node("external-dns-components", 10, node("external-dns", 10))),
+	withOwn(node("ingress-nginx-components", 10, node("ingress-nginx", 10))),
+	node("cert-issuers", 20),
+	withOwn(node("vault-components", 20, node("vault", 10))),
+	withOwn(node("external-secrets-operator-components", 30, node("external-secrets-operator", 10))),
+	node("cluster-secret-store", 40),
+	withOwn(node("argo-components", 50, node("vault-wait", 0), node("argo", 10), node("argo-cwfts", 30))),
+	node("crossplane-components", 60,
+		withOwn(node("crossplane-system", 10, node("crossplane", 10))),
+		node("crossplane-provider", 20)),
+	withOwn(node("reloader-components", 60, node("reloader", 10))),
+))
+
+func TestKubefirstLayout(t *testing.T) {
+	r := importDir(t, "parent", "testdata/kubefirst")
+	d := checkArgoSemantics(t, r, kubefirstTree)
+
+	// The deploy that could never finish: vault waited for vault-wait.
+	waits := map[string]bool{}
+	for _, n := range d.Graph.DepsClosure("vault") {
+		waits[n] = true
+	}
+	for _, n := range []string{"vault-wait", "argo", "argo-cwfts", "argo-components"} {
+		if waits[n] {
+			t.Errorf("vault waits for %s, a child of a higher wave of the root", n)
+		}
+	}
+	for _, child := range []string{"vault-wait", "argo", "argo-cwfts"} {
+		deps := map[string]bool{}
+		for _, n := range d.Graph.DepsClosure(child) {
+			deps[n] = true
+		}
+		for _, n := range []string{"vault", "cert-manager", "cluster-secret-store", "external-secrets-operator"} {
+			if !deps[n] {
+				t.Errorf("%s (under argo-components, wave 50) does not wait for %s", child, n)
+			}
+		}
+	}
+	// A parent that also deploys resources keeps them, without the
+	// children's files: its Application would create them again.
+	src := map[string]string{}
+	for _, s := range r.Platform.Spec.Stacks {
+		for _, a := range s.Apps {
+			if a.Source != nil && a.Source.Directory != nil {
+				src[a.Name] = a.Source.Directory.Exclude
+			}
+		}
+	}
+	for app, exclude := range map[string]string{
+		"registry":                             "{argo-workflows.yaml,cert-issuers.yaml,cert-manager.yaml,cluster-secret-store.yaml,crossplane.yaml,external-dns.yaml,external-secrets-operator.yaml,ingress-nginx.yaml,registry.yaml,reloader.yaml,vault.yaml}",
+		"argo-components":                      "{application.yaml,argo-workflows-cwfts.yaml,vault-wait.yaml}",
+		"vault-components":                     "application.yaml",
+		"crossplane-system":                    "crossplane-system.yaml",
+		"external-secrets-operator-components": "external-secrets-operator.yaml", // Application and ClusterRoleBinding in one file
+	} {
+		if src[app] != exclude {
+			t.Errorf("%s: exclude %q, want %q", app, src[app], exclude)
+		}
+	}
+	if !hasNote(r, "external-secrets-operator-components: files that hold Applications and other objects") {
+		t.Errorf("notes %v", r.Notes)
+	}
+	if len(r.Differences) != 3 { // retry, which the spec cannot express, on three apps
+		t.Errorf("differences %v", r.Differences)
+	}
+	// 61 all-pairs app edges before (everything in one stack "ungrouped").
+	if n := stackDeps(r); n != 18 {
+		t.Errorf("%d dependsOn entries", n)
+	}
+}
