@@ -85,6 +85,9 @@ func (b *builder) platform() error {
 		if a.self {
 			b.res.Sources[a.name] = ownManifest(a.m, b.own[a])
 		}
+		if a.parentBy == labelAppInstance {
+			b.res.Sources[a.name] = withoutLabel(b.res.Sources[a.name], labelAppInstance)
+		}
 		if !hasResourcesFinalizer(a.m.App) {
 			noFinalizer++
 		}
@@ -257,7 +260,12 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 			JSONPointers: id.JSONPointers, JQPathExpressions: id.JQPathExpressions, ManagedFieldsManagers: id.ManagedFieldsManagers,
 		})
 	}
-	out.Labels = b.keep(a, src.Labels, droppedLabels, "label")
+	labelDrops := droppedLabels
+	if a.parentBy == labelAppInstance {
+		// Argo CD's tracking label here, not a label of the app's own.
+		labelDrops = append(append([]string(nil), droppedLabels...), labelAppInstance)
+	}
+	out.Labels = b.keep(a, src.Labels, labelDrops, "label")
 	out.Annotations = b.keep(a, src.Annotations, droppedAnnotations, "annotation")
 	if a.hasW {
 		out.Annotations = with(out.Annotations, plan.AnnotationSyncWave, fmt.Sprint(a.wave))

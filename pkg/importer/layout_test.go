@@ -1,8 +1,10 @@
 package importer
 
 import (
+	"bytes"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/dag"
@@ -217,5 +219,93 @@ func TestKubefirstLayout(t *testing.T) {
 	// 61 all-pairs app edges before (everything in one stack "ungrouped").
 	if n := stackDeps(r); n != 18 {
 		t.Errorf("%d dependsOn entries", n)
+	}
+}
+
+// utkarsh-homelab/homelab-gitops: infra-root (no wave) is a directory
+// source on its own folder infra-apps, which holds nothing but it and six
+// Helm Applications of another repository.
+var homelabTree = node("infra-root", 0,
+	node("argocd", -2), node("metallb", -1), node("cert-manager", 0), node("traefik", 0),
+	node("csi-driver-nfs", 1), node("kube-prometheus-stack", 1))
+
+func TestHomelabLayout(t *testing.T) {
+	r := importDir(t, "parent", "testdata/homelab")
+	checkArgoSemantics(t, r, homelabTree) // the root is not an app
+	if !hasNote(r, "parents found by git layout 6") || !hasNote(r, "app-of-apps parents left out") {
+		t.Errorf("notes %v", r.Notes)
+	}
+	// 7 app edges before (1×1 + 1×2 + 2×2), and the root in the last layer.
+	if n := stackDeps(r); n != 3 {
+		t.Errorf("%d dependsOn entries, want 3 (one per wave after the first)", n)
+	}
+}
+
+// The same Applications as a cluster dump, under each of Argo CD's
+// tracking methods: the same platform, found by that method alone.
+func TestTrackingMethods(t *testing.T) {
+	var first []byte
+	for dir, by := range map[string]string{
+		"testdata/tracking-label":         "argocd.argoproj.io/instance",
+		"testdata/tracking-default-label": "app.kubernetes.io/instance",
+		"testdata/tracking-annotation":    "argocd.argoproj.io/tracking-id",
+	} {
+		r := importDir(t, "parent", dir)
+		checkArgoSemantics(t, r, homelabTree)
+		if !hasNote(r, "parents found by "+by+" 6") {
+			t.Errorf("%s: notes %v", dir, r.Notes)
+		}
+		body := r.YAML[bytes.Index(r.YAML, []byte("\napiVersion:")):]
+		if first == nil {
+			first = body
+		} else if string(first) != string(body) {
+			t.Errorf("%s: another spec than the other tracking methods", dir)
+		}
+	}
+}
+
+// andres20980/dotfiles argo-config: the root argocd-self-config has four
+// directory sources; "applications" holds it, nine Applications and two
+// ApplicationSets; "projects", "repositories" and "configmaps" hold
+// AppProjects, repository Secrets and Argo CD's ConfigMaps. No waves.
+func TestMultiSourceRoot(t *testing.T) {
+	r := importDir(t, "parent", "testdata/multisource-root")
+	root := withOwn(node("argocd-self-config", 0,
+		node("dashboard", 0), node("grafana", 0), node("prometheus", 0), node("kargo", 0), node("argo-rollouts", 0),
+		node("gitea", 0), node("argo-workflows", 0), node("registry", 0), node("redis", 0)))
+	checkArgoSemantics(t, r, root)
+	var self *struct{ paths, exclude []string }
+	for _, s := range r.Platform.Spec.Stacks {
+		for _, a := range s.Apps {
+			if a.Name != "argocd-self-config" {
+				continue
+			}
+			self = &struct{ paths, exclude []string }{}
+			for _, src := range a.Sources {
+				self.paths = append(self.paths, src.Path)
+				ex := ""
+				if src.Directory != nil {
+					ex = src.Directory.Exclude
+				}
+				self.exclude = append(self.exclude, ex)
+			}
+		}
+	}
+	// Its own resources stay: every source, the ApplicationSets included;
+	// the files of nothing but Applications (its children, itself) go.
+	want := &struct{ paths, exclude []string }{
+		paths:   []string{"projects", "applications", "repositories", "configmaps"},
+		exclude: []string{"", "{argo-self-management.yaml,gitops-tools-with-ui.yaml}", "", ""},
+	}
+	if !reflect.DeepEqual(self, want) {
+		t.Errorf("the root's own app: %+v, want %+v", self, want)
+	}
+	if n := stackDeps(r); n != 0 {
+		t.Errorf("%d dependsOn entries: nothing has a wave", n)
+	}
+	for _, d := range r.Differences {
+		if d.App == "argocd-self-config" && d.Field != "spec.syncPolicy.syncOptions" && !strings.HasPrefix(d.Field, "spec.ignoreDifferences") {
+			t.Errorf("difference %v: the children's files left out are not a difference", d)
+		}
 	}
 }
