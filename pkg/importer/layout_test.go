@@ -309,3 +309,24 @@ func TestMultiSourceRoot(t *testing.T) {
 		}
 	}
 }
+
+// The Git layout and the nested waves do not depend on the order files
+// are read in.
+func TestLayoutDeterministic(t *testing.T) {
+	a := importDir(t, "parent", "testdata/kubefirst")
+	in, err := Read([]string{"testdata/kubefirst"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := 0, len(in.Apps)-1; i < j; i, j = i+1, j-1 {
+		in.Apps[i], in.Apps[j] = in.Apps[j], in.Apps[i]
+	}
+	in.Apps = append(in.Apps[5:], in.Apps[:5]...)
+	b, err := Import(in, Options{Name: "reference-platform", StackFrom: StackFrom{Kind: "parent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.YAML, b.YAML) {
+		t.Error("another input order gives another spec")
+	}
+}

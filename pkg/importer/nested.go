@@ -316,3 +316,26 @@ func (b *builder) nestedOrder() {
 		return p.Spec.Stacks[x].Name < p.Spec.Stacks[y].Name
 	})
 }
+
+// inferenceLines explain the inferred edges in the file's header.
+func (b *builder) inferenceLines() []string {
+	if b.nested != nil {
+		return []string{
+			"Every dependsOn entry marked \"inferred from sync-wave A → B in P\" comes from",
+			"argocd.argoproj.io/sync-wave as Argo CD applies it: P's sync waits for its",
+			"wave-A children (and all below them) before wave B. Each wave of a parent's",
+			"children is a stack; its dependsOn lists the stacks that mean \"the wave before is",
+			"done\" (for a first wave: what the parent itself waited for). Waves say what came",
+			"first, not what needs what: delete the entries that are not real dependencies.",
+			"`deployctl lint` names the redundant ones.",
+		}
+	}
+	return []string{
+		"Every dependsOn entry marked \"inferred from sync-wave A → B\" comes from",
+		"argocd.argoproj.io/sync-wave (A: the dependency's wave, B: this one's): inside a",
+		"stack, each app waits for the apps of the nearest lower wave; a stack made of one",
+		"parent Application's children waits for the sibling stacks of the nearest lower",
+		"wave. Waves say what came first, not what needs what: delete the entries that",
+		"are not real dependencies. `deployctl lint` names the redundant ones.",
+	}
+}
