@@ -185,6 +185,16 @@ func (b *builder) gitLayout() map[*app]*own {
 // repository those sources name (normalized).
 func (b *builder) repoRoot(dirs []string) (string, string) {
 	type cand struct{ root, repo string }
+	// Every folder an input file is in or below, by its last element, so a
+	// source path is matched against the few folders of its own name.
+	byBase := map[string][]string{}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		for x := d; x != "/" && x != "." && !seen[x]; x = path.Dir(x) {
+			seen[x] = true
+			byBase[path.Base(x)] = append(byBase[path.Base(x)], x)
+		}
+	}
 	count := map[cand]int{}
 	for _, p := range b.all {
 		for _, s := range sourcesOf(p.m.App) {
@@ -195,13 +205,9 @@ func (b *builder) repoRoot(dirs []string) (string, string) {
 			if rel == "/" {
 				continue
 			}
-			seen := map[string]bool{}
-			for _, d := range dirs {
-				for x := d; x != "/" && x != "." && !seen[x]; x = path.Dir(x) {
-					seen[x] = true
-					if strings.HasSuffix(x, rel) && len(x) > len(rel) {
-						count[cand{x[:len(x)-len(rel)], normalizeRepo(s.RepoURL)}]++
-					}
+			for _, x := range byBase[path.Base(rel)] {
+				if strings.HasSuffix(x, rel) && len(x) > len(rel) {
+					count[cand{x[:len(x)-len(rel)], normalizeRepo(s.RepoURL)}]++
 				}
 			}
 		}
@@ -242,10 +248,12 @@ func manifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
 		if !e.Type().IsRegular() || !argoManifestFile.MatchString(e.Name()) {
 			return nil
 		}
-		if d.Exclude != "" && glob.Match(d.Exclude, rel) {
+		// glob.Match without its log line: a pattern that does not
+		// compile matches nothing, as in Argo CD.
+		if ok, err := glob.MatchWithError(d.Exclude, rel); d.Exclude != "" && ok && err == nil {
 			return nil
 		}
-		if d.Include != "" && !glob.Match(d.Include, rel) {
+		if ok, err := glob.MatchWithError(d.Include, rel); d.Include != "" && (!ok || err != nil) {
 			return nil
 		}
 		out = append(out, rel)

@@ -174,6 +174,18 @@ func (b *builder) nest(used map[string]bool) {
 			g.self.stack = g.selfStack
 		}
 	}
+	if g := n.groups[""]; g != nil {
+		var names []string
+		for _, s := range g.slots {
+			for _, a := range s.leaves {
+				names = append(names, a.name)
+			}
+		}
+		if len(names) > 0 {
+			sort.Strings(names)
+			b.note("no parent Application in the input, ordered among themselves by wave (rule 1): %s", summarize(names, 12))
+		}
+	}
 	b.nested = n
 }
 
