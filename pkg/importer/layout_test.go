@@ -330,3 +330,28 @@ func TestLayoutDeterministic(t *testing.T) {
 		t.Error("another input order gives another spec")
 	}
 }
+
+// The RFC platform as an app-of-apps (testdata/rfc, tracked by label):
+// waves read from its manifests, none written is 0.
+var rfcTree = node("platform", 0,
+	node("foundation", -30, node("cert-manager", -10), node("metallb", -10),
+		node("cert-manager-issuers", 0), node("metallb-config", 0), node("sealed-secrets", 0)),
+	node("storage-operators", -20, node("ceph-operator", 0), node("postgres-operator", 0), node("redis-operator", 0)),
+	node("networking", -20, node("external-dns", 0), node("ingress-nginx", 0)),
+	node("storage", -10, node("ceph-cluster", 0), node("ceph-storageclasses", 10)),
+	node("monitoring", 0, node("prometheus-operator-crds", -20), node("prometheus", -10),
+		node("grafana", 0), node("loki", 0), node("tempo", 0)),
+	node("platform-data", 10, node("backstage-postgres", 0), node("harbor-postgres", 0), node("keycloak-postgres", 0),
+		node("temporal-postgres", 0), node("redis-cluster", 5)),
+	node("data-streaming", 10, node("strimzi-operator", -10), node("kafka-cluster", 0)),
+	node("security", 20, node("kyverno", -10), node("vault", -10), node("external-secrets", -5),
+		node("external-secrets-stores", 0), node("falco", 0), node("kyverno-policies", 0), node("keycloak", 10)),
+	node("development-workloads", 30, node("argo-rollouts", -10), node("kargo", 0)),
+	node("developer-platform", 40, node("kubevirt-operator", -10), node("tekton-pipelines", -10),
+		node("backstage", 0), node("harbor", 0), node("kubevirt", 0), node("tekton-triggers", 0)),
+	node("application-infrastructure", 50, node("temporal", 0), node("temporal-ui", 10)),
+)
+
+func TestRFCArgoSemantics(t *testing.T) {
+	checkArgoSemantics(t, importDir(t, "parent", "testdata/rfc"), rfcTree)
+}
