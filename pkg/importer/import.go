@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -81,7 +82,11 @@ type Edge struct {
 // Comment is the YAML comment written beside the edge.
 func (e Edge) Comment() string {
 	if e.Under != "" {
-		return fmt.Sprintf("inferred from sync-wave %d → %d in %s", e.ToWave, e.FromWave, e.Under)
+		to := fmt.Sprint(e.ToWave)
+		if e.ToWave == math.MinInt {
+			to = "PreSync" // own resources that are all PreSync hooks
+		}
+		return fmt.Sprintf("inferred from sync-wave %s → %d in %s", to, e.FromWave, e.Under)
 	}
 	return fmt.Sprintf("inferred from sync-wave %d → %d", e.ToWave, e.FromWave)
 }

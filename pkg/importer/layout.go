@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -31,6 +32,10 @@ type layoutSource struct {
 	// appFiles hold only Applications; mixed hold Applications and other
 	// objects; other hold no Application.
 	appFiles, mixed, other []string // relative to the source's path
+	// waves of the objects in other, as Argo CD orders them in the
+	// parent's sync; unknown when a file could not be read.
+	waves   []int
+	unknown bool
 }
 
 // own is what a parent deploys besides its children: the sources to keep
@@ -44,6 +49,10 @@ type own struct {
 	excluded map[int]string
 	dropped  []int // sources of nothing but Applications
 	lost     []string
+	// lo and hi bound the waves of what it deploys itself (rule 5); a
+	// source whose objects are not read here (a chart, another repository)
+	// makes them unbounded.
+	lo, hi int
 }
 
 var argoManifestFile = regexp.MustCompile(`^.*\.(yaml|yml|json|jsonnet)$`)
@@ -131,9 +140,22 @@ func (b *builder) gitLayout() map[*app]*own {
 			}
 			for _, f := range manifestFiles(dir, d) {
 				kids := byFile[path.Join(dir, f)]
-				switch hasOther := otherObjects(path.Join(dir, f)); {
+				objs, ok := objectsIn(path.Join(dir, f))
+				hasOther := !ok
+				var waves []int
+				for _, o := range objs {
+					if o.kind != "Application" || !strings.HasPrefix(o.apiVersion, "argoproj.io/") {
+						hasOther = true
+						if o.counts {
+							waves = append(waves, o.wave)
+						}
+					}
+				}
+				switch {
 				case len(kids) == 0:
 					ls.other = append(ls.other, f)
+					ls.waves = append(ls.waves, waves...)
+					ls.unknown = ls.unknown || !ok
 				case hasOther:
 					ls.mixed = append(ls.mixed, f)
 				default:
@@ -145,9 +167,10 @@ func (b *builder) gitLayout() map[*app]*own {
 					}
 				}
 			}
-			if len(ls.appFiles)+len(ls.mixed) > 0 {
-				sources[p] = append(sources[p], ls)
+			if fi, err := os.Stat(filepath.FromSlash(dir)); err != nil || !fi.IsDir() {
+				ls.unknown = true // not in the input: what it holds is not known
 			}
+			sources[p] = append(sources[p], ls)
 		}
 	}
 	var shared []string
@@ -263,46 +286,93 @@ func manifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
 	return out
 }
 
-// otherObjects says whether a manifest file holds an object that is not an
-// Application (a file that does not parse counts as one: Argo CD would
-// apply or reject it, never skip it as an Application).
-func otherObjects(file string) bool {
+// object is what the layout reads of a manifest: its kind and its place in
+// its parent's sync.
+type object struct {
+	apiVersion, kind string
+	wave             int
+	// counts: it takes part in the waves (not a Skip, SyncFail or
+	// PostDelete hook, which run outside them).
+	counts bool
+}
+
+// objectsIn reads a manifest file's objects (Lists flattened); ok is false
+// when it does not parse (Argo CD would apply or reject it, never skip it
+// as an Application).
+func objectsIn(file string) (objs []object, ok bool) {
 	data, err := os.ReadFile(filepath.FromSlash(file))
 	if err != nil {
-		return true
+		return nil, false
+	}
+	type meta struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	add := func(m meta) {
+		if m.Kind == "" && m.APIVersion == "" {
+			return
+		}
+		w, counts := hookWave(m.Metadata.Annotations)
+		objs = append(objs, object{apiVersion: m.APIVersion, kind: m.Kind, wave: w, counts: counts})
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		var obj struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Items      []struct {
-				APIVersion string `json:"apiVersion"`
-				Kind       string `json:"kind"`
-			} `json:"items"`
+			meta
+			Items []meta `json:"items"`
 		}
 		err := dec.Decode(&obj)
 		if errors.Is(err, io.EOF) {
-			return false
+			return objs, true
 		}
 		if err != nil {
-			return true
+			return objs, false
 		}
-		if obj.Kind == "" && obj.APIVersion == "" {
-			continue
-		}
-		if strings.HasSuffix(obj.Kind, "List") {
+		if strings.HasSuffix(obj.Kind, "List") && obj.Items != nil {
 			for _, it := range obj.Items {
-				if it.Kind != "Application" || !strings.HasPrefix(it.APIVersion, "argoproj.io/") {
-					return true
-				}
+				add(it)
 			}
 			continue
 		}
-		if obj.Kind != "Application" || !strings.HasPrefix(obj.APIVersion, "argoproj.io/") {
-			return true
+		add(obj.meta)
+	}
+}
+
+// hookWave places an object in its parent's sync: a PreSync hook before
+// every wave, a PostSync hook after every wave, hooks that run outside a
+// sync's waves not at all, anything else at its sync wave.
+func hookWave(ann map[string]string) (wave int, counts bool) {
+	hooks := ann["argocd.argoproj.io/hook"]
+	if hooks == "" {
+		hooks = ann["helm.sh/hook"]
+	}
+	if hooks != "" {
+		var in bool
+		lo, hi := math.MaxInt, math.MinInt
+		for _, h := range strings.Split(hooks, ",") {
+			switch strings.TrimSpace(h) {
+			case "PreSync", "pre-install", "pre-upgrade":
+				lo, in = math.MinInt, true
+			case "PostSync", "post-install", "post-upgrade":
+				hi, in = math.MaxInt, true
+			case "Sync":
+				in = true
+			}
+		}
+		switch {
+		case !in:
+			return 0, false
+		case lo == math.MinInt:
+			return math.MinInt, true
+		case hi == math.MaxInt:
+			return math.MaxInt, true
 		}
 	}
+	w, _, _ := syncWave(ann)
+	return w, true
 }
 
 // ownOf is what parent p deploys itself, nil when nothing but its
@@ -312,7 +382,12 @@ func otherObjects(file string) bool {
 // manifests) is kept as it is.
 func ownOf(p *app, ls []layoutSource) *own {
 	srcs := sourcesOf(p.m.App)
-	o := &own{multi: len(p.m.App.Spec.Sources) > 0, excluded: map[int]string{}}
+	o := &own{multi: len(p.m.App.Spec.Sources) > 0, excluded: map[int]string{}, lo: math.MaxInt, hi: math.MinInt}
+	span := func(ws ...int) {
+		for _, w := range ws {
+			o.lo, o.hi = min(o.lo, w), max(o.hi, w)
+		}
+	}
 	byIndex := map[int]layoutSource{}
 	for _, l := range ls {
 		byIndex[l.index] = l
@@ -325,6 +400,13 @@ func ownOf(p *app, ls []layoutSource) *own {
 				continue // a values reference deploys nothing
 			}
 			o.sources = append(o.sources, s)
+			span(math.MinInt, math.MaxInt) // not read here
+		case len(l.appFiles) == 0 && len(l.mixed) == 0:
+			o.sources = append(o.sources, s) // manifests only: kept as it is
+			span(l.waves...)
+			if l.unknown {
+				span(math.MinInt, math.MaxInt)
+			}
 		case len(l.other) == 0 && len(l.mixed) == 0:
 			o.dropped = append(o.dropped, i)
 		default:
@@ -344,6 +426,10 @@ func ownOf(p *app, ls []layoutSource) *own {
 			s.Directory.Exclude = pat
 			o.excluded[i] = pat
 			o.sources = append(o.sources, s)
+			span(l.waves...)
+			if l.unknown {
+				span(math.MinInt, math.MaxInt)
+			}
 		}
 	}
 	hasSources := false

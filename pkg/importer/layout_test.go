@@ -13,25 +13,29 @@ import (
 
 // tree is an app-of-apps as Argo CD runs it, written by hand from reading
 // a fixture: an Application with its wave inside its parent, its children,
-// and own: it deploys resources besides its children (then it is an app).
+// and own: it deploys resources besides its children (then it is an app),
+// whose waves span lo…hi.
 type tree struct {
-	name string
-	wave int
-	own  bool
-	kids []tree
+	name   string
+	wave   int
+	own    bool
+	lo, hi int
+	kids   []tree
 }
 
 func node(name string, wave int, kids ...tree) tree { return tree{name: name, wave: wave, kids: kids} }
 
-// withOwn marks a parent that deploys resources besides its children.
-func withOwn(n tree) tree { n.own = true; return n }
+// withOwn marks a parent that deploys resources besides its children, in
+// waves lo to hi.
+func withOwn(lo, hi int, n tree) tree { n.own, n.lo, n.hi = true, lo, hi; return n }
 
 // branch is one step from a parent to a member of its sync: a child with
-// its wave, or the parent's own resources (self).
+// its wave, or the parent's own resources (self) with theirs.
 type branch struct {
-	name string
-	wave int
-	self bool
+	name   string
+	wave   int
+	self   bool
+	lo, hi int
 }
 
 // paths lists every app the spec must have, each with its steps from the
@@ -43,7 +47,7 @@ func (n tree) paths(prefix []branch, out map[string][]branch) {
 		return
 	}
 	if n.own {
-		out[n.name] = append(append([]branch(nil), here...), branch{name: n.name, self: true})
+		out[n.name] = append(append([]branch(nil), here...), branch{name: n.name, self: true, lo: n.lo, hi: n.hi})
 	}
 	for _, k := range n.kids {
 		k.paths(here, out)
@@ -51,21 +55,33 @@ func (n tree) paths(prefix []branch, out map[string][]branch) {
 }
 
 // argoOrder is what Argo CD's nested waves say about x and y: +1 when y
-// waits for x, -1 when x waits for y, 0 when neither (same wave under the
-// same parent, or a parent's own resources and its children). Where their
-// paths part, the lower wave goes first, and all below it with it.
+// waits for x, -1 when x waits for y, 0 when neither. Where their paths
+// part (under one parent), the lower wave goes first, and all below it
+// with it; a parent's own resources span their waves, and are ordered
+// only against the children of waves outside them.
 func argoOrder(x, y []branch) int {
 	i := 0
 	for i < len(x) && i < len(y) && x[i] == y[i] {
 		i++
 	}
-	if i == len(x) || i == len(y) || x[i].self || y[i].self || x[i].wave == y[i].wave {
+	if i == len(x) || i == len(y) {
 		return 0
 	}
-	if x[i].wave < y[i].wave {
-		return 1
+	span := func(b branch) (int, int) {
+		if b.self {
+			return b.lo, b.hi
+		}
+		return b.wave, b.wave
 	}
-	return -1
+	xlo, xhi := span(x[i])
+	ylo, yhi := span(y[i])
+	switch {
+	case xhi < ylo:
+		return 1
+	case yhi < xlo:
+		return -1
+	}
+	return 0
 }
 
 // checkArgoSemantics asserts that the imported spec orders every pair of
@@ -149,19 +165,24 @@ func stackDeps(r *Result) int {
 // folder holding the chart's Application and, mostly, resources of its own
 // (ExternalSecrets, wait Jobs). argo-components' vault-wait (wave 0) waits
 // for a certificate that vault and cert-manager create.
-var kubefirstTree = withOwn(node("registry", 1001,
+//
+// The own resources' waves, read from the files (no annotation is 0):
+// registry's ClusterRoleBindings 0; the wait.yaml files: ServiceAccount,
+// Role and RoleBinding 0, their Jobs 20 (vault's also 21); the
+// ExternalSecrets and issuers 0; crossplane-system's ExternalSecrets 0.
+var kubefirstTree = withOwn(0, 0, node("registry", 1001,
 	node("cert-manager-components", 10, node("cert-manager", 10)),
-	withOwn(node("external-dns-components", 10, node("external-dns", 10))),
-	withOwn(node("ingress-nginx-components", 10, node("ingress-nginx", 10))),
+	withOwn(0, 20, node("external-dns-components", 10, node("external-dns", 10))),
+	withOwn(0, 20, node("ingress-nginx-components", 10, node("ingress-nginx", 10))),
 	node("cert-issuers", 20),
-	withOwn(node("vault-components", 20, node("vault", 10))),
-	withOwn(node("external-secrets-operator-components", 30, node("external-secrets-operator", 10))),
+	withOwn(0, 21, node("vault-components", 20, node("vault", 10))),
+	withOwn(0, 20, node("external-secrets-operator-components", 30, node("external-secrets-operator", 10))),
 	node("cluster-secret-store", 40),
-	withOwn(node("argo-components", 50, node("vault-wait", 0), node("argo", 10), node("argo-cwfts", 30))),
+	withOwn(0, 20, node("argo-components", 50, node("vault-wait", 0), node("argo", 10), node("argo-cwfts", 30))),
 	node("crossplane-components", 60,
-		withOwn(node("crossplane-system", 10, node("crossplane", 10))),
+		withOwn(0, 0, node("crossplane-system", 10, node("crossplane", 10))),
 		node("crossplane-provider", 20)),
-	withOwn(node("reloader-components", 60, node("reloader", 10))),
+	withOwn(0, 20, node("reloader-components", 60, node("reloader", 10))),
 ))
 
 func TestKubefirstLayout(t *testing.T) {
@@ -217,7 +238,7 @@ func TestKubefirstLayout(t *testing.T) {
 		t.Errorf("differences %v", r.Differences)
 	}
 	// 61 all-pairs app edges before (everything in one stack "ungrouped").
-	if n := stackDeps(r); n != 18 {
+	if n := stackDeps(r); n != 21 {
 		t.Errorf("%d dependsOn entries", n)
 	}
 }
@@ -270,7 +291,8 @@ func TestTrackingMethods(t *testing.T) {
 // AppProjects, repository Secrets and Argo CD's ConfigMaps. No waves.
 func TestMultiSourceRoot(t *testing.T) {
 	r := importDir(t, "parent", "testdata/multisource-root")
-	root := withOwn(node("argocd-self-config", 0,
+	// AppProjects, Secrets, ConfigMaps, ApplicationSets: no waves (0).
+	root := withOwn(0, 0, node("argocd-self-config", 0,
 		node("dashboard", 0), node("grafana", 0), node("prometheus", 0), node("kargo", 0), node("argo-rollouts", 0),
 		node("gitea", 0), node("argo-workflows", 0), node("registry", 0), node("redis", 0)))
 	checkArgoSemantics(t, r, root)

@@ -23,11 +23,13 @@ import (
 //     top), never less.
 //  4. A parent is done when all its children (and their descendants) are.
 //  5. A parent that deploys resources besides Applications is an app for
-//     those, started with its children (rule 3) and part of its own
-//     completion (rule 4); its resources and its children are not ordered
-//     against each other (one Application's waves cannot interleave with
-//     other Applications'). With children of one wave it shares their
-//     stack; else it has a stack of its own.
+//     those, a member of its own sync whose waves span those of its
+//     resources [lo, hi] (a PreSync hook before all waves, a PostSync hook
+//     after; a source not read, such as a chart, spans all): it waits for
+//     the children of waves below lo, the children of waves above hi wait
+//     for it, and it is not ordered against the children in between (one
+//     Application's waves cannot interleave with other Applications').
+//     Beside children of a single wave it shares their stack.
 //  6. A parent of nothing but Applications is not an app, the root
 //     included: deployctl creates its children itself.
 //
@@ -43,7 +45,9 @@ type group struct {
 	slots     map[int]*slot
 	self      *app // the parent's own app (rule 5)
 	selfStack string
-	pos       []sortKey
+	// selfLo and selfHi bound the waves of the own app's resources.
+	selfLo, selfHi int
+	pos            []sortKey
 }
 
 // slot is one wave of a group.
@@ -162,9 +166,15 @@ func (b *builder) nest(used map[string]bool) {
 				a.stack = s.stack
 			}
 		}
-		if ws := g.waves(); g.self != nil && len(ws) == 1 && g.slots[ws[0]].stack != "" {
-			// One wave: the own app starts and ends with it (rule 5), so
-			// it shares its stack.
+		if g.self != nil {
+			g.selfLo, g.selfHi = 0, 0
+			if o := b.own[g.self]; o != nil && o.lo <= o.hi {
+				g.selfLo, g.selfHi = o.lo, o.hi
+			}
+		}
+		if ws := g.waves(); g.self != nil && len(ws) == 1 && g.slots[ws[0]].stack != "" && g.selfLo <= ws[0] && ws[0] <= g.selfHi {
+			// One wave, among the own resources' waves: the own app
+			// starts and ends with it (rule 5), so it shares its stack.
 			s := g.slots[ws[0]]
 			s.leaves = append(s.leaves, g.self)
 			g.self.stack = s.stack
@@ -247,38 +257,78 @@ func (n *nested) done(s *slot) []string {
 // complete: the stacks that mean group g is done (rule 4).
 func (n *nested) complete(g *group) []string {
 	ws := g.waves()
-	out := n.done(g.slots[ws[len(ws)-1]])
-	if g.selfStack != "" {
-		out = append(out, g.selfStack)
+	top := g.slots[ws[len(ws)-1]]
+	out := n.done(top)
+	if g.selfStack != "" && g.selfHi >= top.wave {
+		out = append(out, g.selfStack) // else the top wave waits for it
 	}
 	return out
 }
 
-// start: what g's children wait for before their first wave (rule 3), with
-// the waves and the parent that order it, for the comment.
-func (n *nested) start(g *group) (deps []string, from, to int, under string) {
-	for g.app != nil {
-		pg := n.groups[groupKey(g.app)]
-		if s, ok := pg.lower(g.app.wave); ok {
-			return n.done(s), g.app.wave, s.wave, pg.name
-		}
-		g = pg
+// dep is one stack a stack waits for, with the waves and the parent whose
+// sync orders them, for the comment.
+type dep struct {
+	stack    string
+	from, to int
+	under    string
+}
+
+func deps(stacks []string, from, to int, under string) []dep {
+	out := make([]dep, len(stacks))
+	for i, s := range stacks {
+		out[i] = dep{s, from, to, under}
 	}
-	return nil, 0, 0, ""
+	return out
+}
+
+// before: what a member of wave w of g waits for (rules 2, 3 and 5): the
+// nearest lower wave, the own resources when all of theirs are lower and
+// the nearest lower wave does not wait for them already, else what g's
+// parent waits for.
+func (n *nested) before(g *group, w int) []dep {
+	var out []dep
+	l, ok := g.lower(w)
+	if ok {
+		out = deps(n.done(l), w, l.wave, g.name)
+	}
+	if g.selfStack != "" && g.selfHi < w && (!ok || g.selfHi >= l.wave) {
+		out = append(out, dep{g.selfStack, w, g.selfHi, g.name})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	return n.start(g)
+}
+
+// start: what g's members wait for before their first wave (rule 3).
+func (n *nested) start(g *group) []dep {
+	if g.app == nil {
+		return nil
+	}
+	return n.before(n.groups[groupKey(g.app)], g.app.wave)
+}
+
+// own: what g's own app waits for: the nearest wave below all of its
+// resources' waves, else what g's members start with.
+func (n *nested) own(g *group) []dep {
+	if l, ok := g.lower(g.selfLo); ok && g.selfLo != math.MinInt {
+		return deps(n.done(l), g.selfLo, l.wave, g.name)
+	}
+	return n.start(g)
 }
 
 // nestedEdges sets every stack's dependsOn and records the edges.
 func (b *builder) nestedEdges() {
 	n := b.nested
-	deps := map[string][]Edge{}
-	add := func(stack string, to []string, from, toWave int, under string) {
+	edges := map[string][]Edge{}
+	add := func(stack string, ds []dep) {
 		seen := map[string]bool{}
-		for _, t := range to {
-			if seen[t] || t == stack {
+		for _, d := range ds {
+			if seen[d.stack] || d.stack == stack {
 				continue
 			}
-			seen[t] = true
-			deps[stack] = append(deps[stack], Edge{From: stack, To: t, FromWave: from, ToWave: toWave, Stack: true, Under: under})
+			seen[d.stack] = true
+			edges[stack] = append(edges[stack], Edge{From: stack, To: d.stack, FromWave: d.from, ToWave: d.to, Stack: true, Under: d.under})
 		}
 	}
 	for _, g := range n.ordered {
@@ -287,22 +337,16 @@ func (b *builder) nestedEdges() {
 			if s.stack == "" {
 				continue
 			}
-			if l, ok := g.lower(w); ok {
-				add(s.stack, n.done(l), w, l.wave, g.name)
-			} else {
-				d, f, t, u := n.start(g)
-				add(s.stack, d, f, t, u)
-			}
+			add(s.stack, n.before(g, w))
 		}
 		if g.selfStack != "" {
-			d, f, t, u := n.start(g)
-			add(g.selfStack, d, f, t, u)
+			add(g.selfStack, n.own(g))
 		}
 	}
 	p := b.res.Platform
 	for i := range p.Spec.Stacks {
 		s := &p.Spec.Stacks[i]
-		es := deps[s.Name]
+		es := edges[s.Name]
 		sort.Slice(es, func(x, y int) bool { return es[x].To < es[y].To })
 		for _, e := range es {
 			s.DependsOn = append(s.DependsOn, e.To)

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -250,8 +251,8 @@ func TestNestedWaveRules(t *testing.T) {
 }
 
 // Rule 5, on a Git layout: parent p has one source of Applications and one
-// of manifests; it is an app for the manifests, beside its children, and
-// its next sibling waits for both.
+// of manifests (wave 0); it is an app for the manifests, beside its wave-0
+// child, before its wave-5 child, and its next sibling waits for all.
 func TestNestedWaveRuleOwnResources(t *testing.T) {
 	dir := t.TempDir()
 	app := func(name string, wave int, src string) string {
@@ -281,13 +282,38 @@ func TestNestedWaveRuleOwnResources(t *testing.T) {
 	}
 	r := importDir(t, "parent", filepath.Join(dir, "platform"))
 	checkArgoSemantics(t, r, node("root", 0,
-		withOwn(node("p", 0, node("c0", 0), node("c5", 5))),
+		withOwn(0, 0, node("p", 0, node("c0", 0), node("c5", 5))), // the quota: wave 0
 		node("x", 1)))
 	for _, s := range r.Platform.Spec.Stacks {
 		for _, a := range s.Apps {
 			if a.Name == "p" && (len(a.Sources) != 1 || a.Sources[0].Path != "p-manifests") {
 				t.Errorf("p's own app: sources %+v, want only p-manifests", a.Sources)
 			}
+		}
+	}
+}
+
+// Where an object of a parent's own resources sits in its sync.
+func TestHookWave(t *testing.T) {
+	for _, tc := range []struct {
+		ann    map[string]string
+		wave   int
+		counts bool
+	}{
+		{nil, 0, true},
+		{map[string]string{"argocd.argoproj.io/sync-wave": "20"}, 20, true},
+		{map[string]string{"argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/sync-wave": "20"}, math.MinInt, true},
+		{map[string]string{"argocd.argoproj.io/hook": "PostSync"}, math.MaxInt, true},
+		{map[string]string{"argocd.argoproj.io/hook": "Sync", "argocd.argoproj.io/sync-wave": "3"}, 3, true},
+		{map[string]string{"argocd.argoproj.io/hook": "Skip"}, 0, false},
+		{map[string]string{"argocd.argoproj.io/hook": "SyncFail"}, 0, false},
+		{map[string]string{"helm.sh/hook": "post-install,post-upgrade"}, math.MaxInt, true},
+		{map[string]string{"helm.sh/hook": "pre-install", "helm.sh/hook-weight": "5"}, math.MinInt, true},
+		{map[string]string{"helm.sh/hook": "test"}, 0, false},
+	} {
+		w, counts := hookWave(tc.ann)
+		if w != tc.wave || counts != tc.counts {
+			t.Errorf("%v: %d %v, want %d %v", tc.ann, w, counts, tc.wave, tc.counts)
 		}
 	}
 }
