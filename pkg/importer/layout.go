@@ -147,7 +147,7 @@ func (b *builder) gitLayout() map[*app]*own {
 					if o.kind != "Application" || !strings.HasPrefix(o.apiVersion, "argoproj.io/") {
 						hasOther = true
 						if o.counts {
-							waves = append(waves, o.wave)
+							waves = append(waves, o.lo, o.hi)
 						}
 					}
 				}
@@ -290,7 +290,7 @@ func manifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
 // its parent's sync.
 type object struct {
 	apiVersion, kind string
-	wave             int
+	lo, hi           int // see hookWave
 	// counts: it takes part in the waves (not a Skip, SyncFail or
 	// PostDelete hook, which run outside them).
 	counts bool
@@ -315,8 +315,8 @@ func objectsIn(file string) (objs []object, ok bool) {
 		if m.Kind == "" && m.APIVersion == "" {
 			return
 		}
-		w, counts := hookWave(m.Metadata.Annotations)
-		objs = append(objs, object{apiVersion: m.APIVersion, kind: m.Kind, wave: w, counts: counts})
+		lo, hi, counts := hookWave(m.Metadata.Annotations)
+		objs = append(objs, object{apiVersion: m.APIVersion, kind: m.Kind, lo: lo, hi: hi, counts: counts})
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
@@ -341,38 +341,34 @@ func objectsIn(file string) (objs []object, ok bool) {
 	}
 }
 
-// hookWave places an object in its parent's sync: a PreSync hook before
-// every wave, a PostSync hook after every wave, hooks that run outside a
-// sync's waves not at all, anything else at its sync wave.
-func hookWave(ann map[string]string) (wave int, counts bool) {
+// hookWave places an object in its parent's sync, from lo to hi: a PreSync
+// hook before every wave, a PostSync hook after every wave (both, for one
+// that is both), hooks that run outside a sync's waves not at all
+// (counts false), anything else at its sync wave.
+func hookWave(ann map[string]string) (lo, hi int, counts bool) {
+	w, _, _ := syncWave(ann)
 	hooks := ann["argocd.argoproj.io/hook"]
 	if hooks == "" {
 		hooks = ann["helm.sh/hook"]
 	}
-	if hooks != "" {
-		var in bool
-		lo, hi := math.MaxInt, math.MinInt
-		for _, h := range strings.Split(hooks, ",") {
-			switch strings.TrimSpace(h) {
-			case "PreSync", "pre-install", "pre-upgrade":
-				lo, in = math.MinInt, true
-			case "PostSync", "post-install", "post-upgrade":
-				hi, in = math.MaxInt, true
-			case "Sync":
-				in = true
-			}
-		}
-		switch {
-		case !in:
-			return 0, false
-		case lo == math.MinInt:
-			return math.MinInt, true
-		case hi == math.MaxInt:
-			return math.MaxInt, true
+	if hooks == "" {
+		return w, w, true
+	}
+	lo, hi = math.MaxInt, math.MinInt
+	for _, h := range strings.Split(hooks, ",") {
+		switch strings.TrimSpace(h) {
+		case "PreSync", "pre-install", "pre-upgrade":
+			lo, hi = math.MinInt, max(hi, math.MinInt)
+		case "PostSync", "post-install", "post-upgrade":
+			lo, hi = min(lo, math.MaxInt), math.MaxInt
+		case "Sync":
+			lo, hi = min(lo, w), max(hi, w)
 		}
 	}
-	w, _, _ := syncWave(ann)
-	return w, true
+	if lo > hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }
 
 // ownOf is what parent p deploys itself, nil when nothing but its

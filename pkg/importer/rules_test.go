@@ -297,23 +297,24 @@ func TestNestedWaveRuleOwnResources(t *testing.T) {
 func TestHookWave(t *testing.T) {
 	for _, tc := range []struct {
 		ann    map[string]string
-		wave   int
+		lo, hi int
 		counts bool
 	}{
-		{nil, 0, true},
-		{map[string]string{"argocd.argoproj.io/sync-wave": "20"}, 20, true},
-		{map[string]string{"argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/sync-wave": "20"}, math.MinInt, true},
-		{map[string]string{"argocd.argoproj.io/hook": "PostSync"}, math.MaxInt, true},
-		{map[string]string{"argocd.argoproj.io/hook": "Sync", "argocd.argoproj.io/sync-wave": "3"}, 3, true},
-		{map[string]string{"argocd.argoproj.io/hook": "Skip"}, 0, false},
-		{map[string]string{"argocd.argoproj.io/hook": "SyncFail"}, 0, false},
-		{map[string]string{"helm.sh/hook": "post-install,post-upgrade"}, math.MaxInt, true},
-		{map[string]string{"helm.sh/hook": "pre-install", "helm.sh/hook-weight": "5"}, math.MinInt, true},
-		{map[string]string{"helm.sh/hook": "test"}, 0, false},
+		{nil, 0, 0, true},
+		{map[string]string{"argocd.argoproj.io/sync-wave": "20"}, 20, 20, true},
+		{map[string]string{"argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/sync-wave": "20"}, math.MinInt, math.MinInt, true},
+		{map[string]string{"argocd.argoproj.io/hook": "PostSync"}, math.MaxInt, math.MaxInt, true},
+		{map[string]string{"argocd.argoproj.io/hook": "PreSync,PostSync"}, math.MinInt, math.MaxInt, true},
+		{map[string]string{"argocd.argoproj.io/hook": "Sync", "argocd.argoproj.io/sync-wave": "3"}, 3, 3, true},
+		{map[string]string{"argocd.argoproj.io/hook": "Skip"}, 0, 0, false},
+		{map[string]string{"argocd.argoproj.io/hook": "SyncFail"}, 0, 0, false},
+		{map[string]string{"helm.sh/hook": "post-install,post-upgrade"}, math.MaxInt, math.MaxInt, true},
+		{map[string]string{"helm.sh/hook": "pre-install", "helm.sh/hook-weight": "5"}, math.MinInt, math.MinInt, true},
+		{map[string]string{"helm.sh/hook": "test"}, 0, 0, false},
 	} {
-		w, counts := hookWave(tc.ann)
-		if w != tc.wave || counts != tc.counts {
-			t.Errorf("%v: %d %v, want %d %v", tc.ann, w, counts, tc.wave, tc.counts)
+		lo, hi, counts := hookWave(tc.ann)
+		if lo != tc.lo || hi != tc.hi || counts != tc.counts {
+			t.Errorf("%v: %d…%d %v, want %d…%d %v", tc.ann, lo, hi, counts, tc.lo, tc.hi, tc.counts)
 		}
 	}
 }
