@@ -29,7 +29,8 @@ import (
 //     the children of waves below lo, the children of waves above hi wait
 //     for it, and it is not ordered against the children in between (one
 //     Application's waves cannot interleave with other Applications').
-//     Beside children of a single wave it shares their stack.
+//     Beside children of a single wave within its span it shares their
+//     stack.
 //  6. A parent of nothing but Applications is not an app, the root
 //     included: deployctl creates its children itself.
 //
