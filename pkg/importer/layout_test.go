@@ -256,7 +256,8 @@ func TestHomelabLayout(t *testing.T) {
 	if !hasNote(r, "parents found by git layout 6") || !hasNote(r, "app-of-apps parents left out") {
 		t.Errorf("notes %v", r.Notes)
 	}
-	// 7 app edges before (1×1 + 1×2 + 2×2), and the root in the last layer.
+	// 10 app edges before: the root was an app of wave 0 (no annotation),
+	// 1×1 + 1×3 + 3×2.
 	if n := stackDeps(r); n != 3 {
 		t.Errorf("%d dependsOn entries, want 3 (one per wave after the first)", n)
 	}
