@@ -82,6 +82,12 @@ func (b *builder) platform() error {
 		}
 		s.Apps = append(s.Apps, sa)
 		b.res.Sources[a.name] = a.m
+		if a.self {
+			b.res.Sources[a.name] = ownManifest(a.m, b.own[a])
+		}
+		if a.parentBy == labelAppInstance {
+			b.res.Sources[a.name] = withoutLabel(b.res.Sources[a.name], labelAppInstance)
+		}
 		if !hasResourcesFinalizer(a.m.App) {
 			noFinalizer++
 		}
@@ -134,7 +140,11 @@ func (b *builder) defaults(d *spec.Defaults) {
 	var repos, revs []string
 	emptyRev := false
 	for _, a := range b.apps {
-		for _, s := range sourcesOf(a.m.App) {
+		srcs := sourcesOf(a.m.App)
+		if a.self {
+			srcs = b.own[a].sources
+		}
+		for _, s := range srcs {
 			repos = append(repos, s.RepoURL)
 			revs = append(revs, s.TargetRevision)
 			emptyRev = emptyRev || s.TargetRevision == ""
@@ -193,19 +203,22 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 	if src.Spec.Project != p.Spec.ArgoCD.Project {
 		out.Project = src.Spec.Project
 	}
-	sources := sourcesOf(src)
+	sources, multi := sourcesOf(src), len(src.Spec.Sources) > 0
+	if a.self {
+		sources, multi = b.own[a].sources, b.own[a].multi
+	}
 	if len(sources) == 0 {
 		return out, fmt.Errorf("no source (spec.source or spec.sources): nothing to deploy")
 	}
 	for i, s := range sources {
-		ss, err := source(s, d.Source, len(src.Spec.Sources) > 0)
+		ss, err := source(s, d.Source, multi)
 		if err != nil {
-			if len(src.Spec.Sources) > 0 {
+			if multi {
 				err = fmt.Errorf("sources[%d]: %w", i, err)
 			}
 			return out, err
 		}
-		if len(src.Spec.Sources) > 0 {
+		if multi {
 			out.Sources = append(out.Sources, ss)
 		} else {
 			out.Source = &ss
@@ -239,7 +252,12 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 			JSONPointers: id.JSONPointers, JQPathExpressions: id.JQPathExpressions, ManagedFieldsManagers: id.ManagedFieldsManagers,
 		})
 	}
-	out.Labels = b.keep(a, src.Labels, droppedLabels, "label")
+	labelDrops := droppedLabels
+	if a.parentBy == labelAppInstance {
+		// Argo CD's tracking label here, not a label of the app's own.
+		labelDrops = append(append([]string(nil), droppedLabels...), labelAppInstance)
+	}
+	out.Labels = b.keep(a, src.Labels, labelDrops, "label")
 	out.Annotations = b.keep(a, src.Annotations, droppedAnnotations, "annotation")
 	if a.hasW {
 		out.Annotations = with(out.Annotations, plan.AnnotationSyncWave, fmt.Sprint(a.wave))

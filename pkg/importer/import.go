@@ -3,11 +3,9 @@ package importer
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
-	"strconv"
 	"strings"
-
-	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
@@ -15,7 +13,7 @@ import (
 
 // Argo CD's metadata keys the importer reads.
 const (
-	argoInstance   = "argocd.argoproj.io/instance"    // the parent's tracking label
+	argoInstance   = "argocd.argoproj.io/instance"    // the parent's tracking label (a custom instanceLabelKey)
 	argoTrackingID = "argocd.argoproj.io/tracking-id" // annotation tracking: "app:group/kind:ns/name"
 )
 
@@ -75,10 +73,20 @@ type Edge struct {
 	FromWave, ToWave int
 	// Stack: between stacks (from their parent Applications' waves), not apps.
 	Stack bool
+	// Under is the parent Application whose sync orders the two waves
+	// (--stack-from parent).
+	Under string
 }
 
 // Comment is the YAML comment written beside the edge.
 func (e Edge) Comment() string {
+	if e.Under != "" {
+		to := fmt.Sprint(e.ToWave)
+		if e.ToWave == math.MinInt {
+			to = "PreSync" // own resources that are all PreSync hooks
+		}
+		return fmt.Sprintf("inferred from sync-wave %s → %d in %s", to, e.FromWave, e.Under)
+	}
 	return fmt.Sprintf("inferred from sync-wave %d → %d", e.ToWave, e.FromWave)
 }
 
@@ -106,8 +114,12 @@ type app struct {
 	// parentRef names the parent as referenced (kind and name), in or not
 	// in the input.
 	parentKind, parentName string
+	parentBy               string // how the parent was found, for notes
 	children               int
-	name, stack            string
+	// self: a parent that also deploys its own resources, kept as an app
+	// for them (builder.own says which sources).
+	self        bool
+	name, stack string
 }
 
 // Import builds a platform spec from Applications, checks it with the
@@ -126,8 +138,13 @@ func Import(in *Input, o Options) (*Result, error) {
 	if err := b.platform(); err != nil {
 		return nil, err
 	}
-	b.order()
-	b.infer()
+	if b.o.StackFrom.Kind == "parent" {
+		b.nestedOrder()
+		b.nestedEdges()
+	} else {
+		b.order()
+		b.infer()
+	}
 	if err := b.check(); err != nil {
 		return nil, err
 	}
@@ -145,6 +162,9 @@ type builder struct {
 	// emptySyncOptions are apps that must say `syncOptions: []` to not
 	// inherit spec.defaults.syncOptions.
 	emptySyncOptions map[string]bool
+	// own: what a parent found by its Git layout deploys besides children.
+	own    map[*app]*own
+	nested *nested // --stack-from parent: the groups of nested waves
 }
 
 func (b *builder) note(format string, args ...any) {
@@ -155,12 +175,11 @@ func (b *builder) index(in *Input) error {
 	for i := range in.Apps {
 		m := &in.Apps[i]
 		a := &app{m: m, key: m.App.Namespace + "/" + m.App.Name}
-		if v, ok := m.App.Annotations[plan.ArgoCDSyncWave]; ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				b.note("%s: sync-wave %q is not an integer; Argo CD reads it as 0, and so does the import", a.key, v)
-			}
-			a.wave, a.hasW = n, err == nil
+		var unreadable bool
+		a.wave, a.hasW, unreadable = syncWave(m.App.Annotations)
+		if unreadable {
+			b.note("%s: sync-wave %q is not an integer to Argo CD (strconv.Atoi); it reads it as %d, and so does the import",
+				a.key, m.App.Annotations[plan.ArgoCDSyncWave], a.wave)
 		}
 		b.byKey[a.key] = a
 		b.all = append(b.all, a)
@@ -170,48 +189,29 @@ func (b *builder) index(in *Input) error {
 	return nil
 }
 
-// parentRef is the Application (or ApplicationSet) that manages a: an
-// owner reference, else Argo CD's tracking label or annotation. An app
-// outside Argo CD's namespace is tracked as "namespace_name".
-func parentRef(a *appv1.Application) (kind, ns, name string) {
-	for _, o := range a.OwnerReferences {
-		if strings.HasPrefix(o.APIVersion, "argoproj.io/") && (o.Kind == "Application" || o.Kind == "ApplicationSet") {
-			return o.Kind, a.Namespace, o.Name
-		}
-	}
-	v := a.Labels[argoInstance]
-	if v == "" {
-		v, _, _ = strings.Cut(a.Annotations[argoTrackingID], ":")
-	}
-	if v == "" {
-		return "", "", ""
-	}
-	if ns, name, ok := strings.Cut(v, "_"); ok {
-		return "Application", ns, name
-	}
-	return "Application", "", v
-}
-
 func (b *builder) resolveParents() {
 	byName := map[string][]*app{}
 	for _, a := range b.all {
 		byName[a.m.App.Name] = append(byName[a.m.App.Name], a)
 	}
-	var appsets []string
+	var appsets, badIDs []string
 	for _, a := range b.all {
-		kind, ns, name := parentRef(a.m.App)
-		a.parentKind, a.parentName = kind, name
-		if kind == "ApplicationSet" {
-			appsets = append(appsets, a.key+" ← "+name)
+		t, bad := parentRef(a.m.App)
+		if bad != "" {
+			badIDs = append(badIDs, a.key+": "+bad)
+		}
+		if t.kind == "ApplicationSet" {
+			a.parentKind, a.parentName = t.kind, t.name
+			appsets = append(appsets, a.key+" ← "+t.name)
 			continue
 		}
-		if kind == "" {
+		if t.kind == "" {
 			continue
 		}
 		var p *app
-		if ns != "" {
-			p = b.byKey[ns+"/"+name]
-		} else if cands := byName[name]; len(cands) == 1 {
+		if t.ns != "" {
+			p = b.byKey[t.ns+"/"+t.name]
+		} else if cands := byName[t.name]; len(cands) == 1 {
 			p = cands[0]
 		} else {
 			for _, c := range cands {
@@ -220,10 +220,16 @@ func (b *builder) resolveParents() {
 				}
 			}
 		}
-		if p != nil && p != a {
-			a.parent = p
+		if p == a || (p == nil && t.mustResolve) {
+			continue
 		}
+		a.parentKind, a.parentName, a.parentBy = t.kind, t.name, t.by
+		a.parent = p
 	}
+	if len(badIDs) > 0 {
+		b.note("tracking not read (Argo CD does not read it either): %s", summarize(badIDs, 6))
+	}
+	b.own = b.gitLayout()
 	// A parent chain that loops (hand-edited labels) is cut where it closes.
 	for _, a := range b.all {
 		seen := map[*app]bool{a: true}
@@ -235,23 +241,48 @@ func (b *builder) resolveParents() {
 			seen[p.parent] = true
 		}
 	}
-	var parents []string
+	by := map[string]int{}
 	for _, a := range b.all {
 		if a.parent != nil {
 			a.parent.children++
+			by[a.parentBy]++
 		}
 	}
+	if len(by) > 0 {
+		var ways []string
+		for k, n := range by {
+			ways = append(ways, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(ways)
+		b.note("parents found by %s", strings.Join(ways, ", "))
+	}
+	var parents, selfs []string
 	for _, a := range b.all {
-		if a.children > 0 {
-			parents = append(parents, fmt.Sprintf("%s (%d)", a.key, a.children))
+		if a.children == 0 {
+			b.apps = append(b.apps, a)
 			continue
 		}
-		b.apps = append(b.apps, a)
+		o := b.own[a]
+		if o != nil && len(o.sources) > 0 {
+			a.self = true
+			b.apps = append(b.apps, a)
+			selfs = append(selfs, a.key)
+			if len(o.lost) > 0 {
+				b.note("%s: files that hold Applications and other objects (or globs that cannot be combined) left out of its own app: move the other objects to files of their own: %s",
+					a.key, strings.Join(o.lost, ", "))
+			}
+			continue
+		}
+		parents = append(parents, fmt.Sprintf("%s (%d)", a.key, a.children))
 	}
 	if len(parents) > 0 {
 		b.note("app-of-apps parents left out (deployctl creates their children itself, in dependency order; "+
 			"spec.bootstrap.rootApplication hands over to Argo CD afterwards). If one deploys more than Applications, add it as an app: %s",
 			strings.Join(parents, ", "))
+	}
+	if len(selfs) > 0 {
+		b.note("parents that also deploy their own resources, kept as apps without their children's files (deployctl creates the children itself); "+
+			"their own resources sync beside their children, not interleaved by wave: %s", strings.Join(selfs, ", "))
 	}
 	if len(appsets) > 0 {
 		b.note("generated by an ApplicationSet: remove them from it, or deployctl and the ApplicationSet controller will both manage them: %s",
@@ -298,6 +329,10 @@ func (b *builder) assign() {
 	}
 	if len(renamed) > 0 {
 		b.note("renamed to unique DNS labels (spec names are Application names, unique across the platform): %s", strings.Join(renamed, ", "))
+	}
+	if b.o.StackFrom.Kind == "parent" {
+		b.nest(used)
+		return
 	}
 	stackNames := map[string]string{} // as read → spec name
 	var ungrouped, renamedStacks []string

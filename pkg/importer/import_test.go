@@ -63,8 +63,10 @@ func TestRoundTripRFC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := membership(d.Platform), membership(ref.Platform); !reflect.DeepEqual(got, want) {
-		t.Errorf("stacks and apps differ from the reference platform:\n got %v\nwant %v", got, want)
+	// Each wave of a parent's children is a stack of its own; by parent,
+	// they are the reference platform's stacks.
+	if got, want := byParent(d.Platform), membership(ref.Platform); !reflect.DeepEqual(got, want) {
+		t.Errorf("apps by parent differ from the reference platform's stacks:\n got %v\nwant %v", got, want)
 	}
 
 	tree, _, err := generate.Tree(d, "platform")
@@ -132,8 +134,8 @@ func TestRoundTripRFC(t *testing.T) {
 	}
 	// A real dependency written next to them: lint says which one already
 	// covers it (keycloak's stack waits for platform-data's).
-	withEdge := bytes.Replace(r.YAML, []byte("        - name: keycloak\n          dependsOn:\n"),
-		[]byte("        - name: keycloak\n          dependsOn:\n            - keycloak-postgres\n"), 1)
+	withEdge := bytes.Replace(r.YAML, []byte("        - name: keycloak\n"),
+		[]byte("        - name: keycloak\n          dependsOn: [keycloak-postgres]\n"), 1)
 	doc, err := spec.Load("edited.yaml", withEdge)
 	if err != nil {
 		t.Fatal(err)
@@ -143,9 +145,28 @@ func TestRoundTripRFC(t *testing.T) {
 		t.Fatal(err)
 	}
 	red := d2.Redundant()
-	if len(red) != 1 || !strings.Contains(red[0].Msg, "redundant dependency keycloak → keycloak-postgres: already implied by keycloak → stack platform-data → keycloak-postgres") {
+	if len(red) != 1 || !strings.Contains(red[0].Msg, "redundant dependency keycloak → keycloak-postgres: already implied by keycloak → stack security-wave-0 →") {
 		t.Errorf("lint: %v", red)
 	}
+}
+
+// byParent groups apps by their innermost parent (the path annotation).
+func byParent(p *spec.Platform) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range p.Spec.Stacks {
+		for _, a := range s.Apps {
+			path, _ := plan.ParseWavePath(a.Annotations[plan.AnnotationSyncWavePath])
+			parent := Ungrouped
+			if len(path) > 0 {
+				parent = path[len(path)-1].Name
+			}
+			out[parent] = append(out[parent], a.Name)
+		}
+	}
+	for _, v := range out {
+		sort.Strings(v)
+	}
+	return out
 }
 
 func membership(p *spec.Platform) map[string][]string {
@@ -181,41 +202,48 @@ func TestInferredEdges(t *testing.T) {
 			deps[a.Name] = a.DependsOn
 		}
 	}
+	// Written from testdata/rfc by hand: the root "platform" orders its
+	// children foundation -30, storage-operators and networking -20,
+	// storage -10, monitoring 0, platform-data and data-streaming 10,
+	// security 20, development-workloads 30, developer-platform 40,
+	// application-infrastructure 50; each of them orders its own children.
 	for node, want := range map[string][]string{
-		// inside a stack: the apps of the nearest lower wave; no wave is 0
-		"sealed-secrets":           {"cert-manager", "metallb"},
-		"metallb":                  nil,
-		"redis-cluster":            {"backstage-postgres", "harbor-postgres", "keycloak-postgres", "temporal-postgres"},
-		"keycloak":                 {"external-secrets-stores", "falco", "kyverno-policies"},
-		"ceph-storageclasses":      {"ceph-cluster"},
-		"ceph-operator":            nil, // storage-operators: no waves at all
-		"grafana":                  {"prometheus"},
-		"prometheus":               {"prometheus-operator-crds"},
-		"external-secrets":         {"kyverno", "vault"},
-		"backstage":                {"kubevirt-operator", "tekton-pipelines"},
-		"temporal-ui":              {"temporal"},
-		"kafka-cluster":            {"strimzi-operator"},
-		"prometheus-operator-crds": nil,
-		// between stacks: the parents' waves among the root's children
-		"stack foundation":                 nil,
-		"stack storage-operators":          {"foundation"},
-		"stack networking":                 {"foundation"},
-		"stack storage":                    {"networking", "storage-operators"},
-		"stack monitoring":                 {"storage"},
-		"stack platform-data":              {"monitoring"},
-		"stack data-streaming":             {"monitoring"},
-		"stack security":                   {"data-streaming", "platform-data"},
-		"stack development-workloads":      {"security"},
-		"stack developer-platform":         {"development-workloads"},
-		"stack application-infrastructure": {"developer-platform"},
+		"stack foundation-wave-m10":                nil, // the first wave of the first child
+		"stack foundation-wave-0":                  {"foundation-wave-m10"},
+		"stack storage-operators":                  {"foundation-wave-0"}, // one wave: the parent's name
+		"stack networking":                         {"foundation-wave-0"},
+		"stack storage-wave-0":                     {"networking", "storage-operators"},
+		"stack storage-wave-10":                    {"storage-wave-0"},
+		"stack monitoring-wave-m20":                {"storage-wave-10"},
+		"stack monitoring-wave-m10":                {"monitoring-wave-m20"},
+		"stack monitoring-wave-0":                  {"monitoring-wave-m10"},
+		"stack platform-data-wave-0":               {"monitoring-wave-0"},
+		"stack platform-data-wave-5":               {"platform-data-wave-0"},
+		"stack data-streaming-wave-m10":            {"monitoring-wave-0"},
+		"stack data-streaming-wave-0":              {"data-streaming-wave-m10"},
+		"stack security-wave-m10":                  {"data-streaming-wave-0", "platform-data-wave-5"},
+		"stack security-wave-m5":                   {"security-wave-m10"},
+		"stack security-wave-0":                    {"security-wave-m5"},
+		"stack security-wave-10":                   {"security-wave-0"},
+		"stack development-workloads-wave-m10":     {"security-wave-10"},
+		"stack development-workloads-wave-0":       {"development-workloads-wave-m10"},
+		"stack developer-platform-wave-m10":        {"development-workloads-wave-0"},
+		"stack developer-platform-wave-0":          {"developer-platform-wave-m10"},
+		"stack application-infrastructure-wave-0":  {"developer-platform-wave-0"},
+		"stack application-infrastructure-wave-10": {"application-infrastructure-wave-0"},
+		"keycloak":      nil, // apps wait through their stacks only
+		"redis-cluster": nil,
 	} {
 		if !reflect.DeepEqual(deps[node], want) {
 			t.Errorf("%s depends on %v, want %v", node, deps[node], want)
 		}
 	}
+	if len(deps) != 23+41 {
+		t.Errorf("%d stacks and apps, want 23 stacks and 41 apps", len(deps))
+	}
 	for _, line := range []string{
-		"            - cert-manager # inferred from sync-wave -10 → 0\n",
-		"        - foundation # inferred from sync-wave -30 → -20\n",
+		"        - foundation-wave-m10 # inferred from sync-wave -10 → 0 in foundation\n",
+		"        - foundation-wave-0 # inferred from sync-wave -30 → -20 in platform\n",
 		"            deployctl.dev/sync-wave: \"-10\"\n            deployctl.dev/sync-wave-path: platform@0/foundation@-30\n",
 		"          annotations: {deployctl.dev/sync-wave-path: platform@0/foundation@-30}\n", // sealed-secrets: no wave of its own
 		"          syncOptions: []\n", // falco had none; the default has two
@@ -224,14 +252,13 @@ func TestInferredEdges(t *testing.T) {
 			t.Errorf("the spec lacks %q", line)
 		}
 	}
-	stackEdges := 0
-	for _, e := range r.Edges {
-		if e.Stack {
-			stackEdges++
-		}
+	if len(r.Edges) != 24 { // 22 stacks after one, two after two (46 app edges before)
+		t.Errorf("%d edges", len(r.Edges))
 	}
-	if len(r.Edges) != 46 || stackEdges != 12 { // 34 inside stacks, 12 between
-		t.Errorf("%d edges, %d between stacks", len(r.Edges), stackEdges)
+	for _, e := range r.Edges {
+		if !e.Stack {
+			t.Errorf("an app edge %v", e)
+		}
 	}
 }
 
@@ -303,13 +330,14 @@ func TestDeterministic(t *testing.T) {
 
 func TestStackFromLabelAnnotationFolder(t *testing.T) {
 	byLabel := importDir(t, "label=platform.example.com/stack", "testdata/rfc")
-	byParent := importDir(t, "parent", "testdata/rfc")
-	if !reflect.DeepEqual(membership(byLabel.Platform), membership(byParent.Platform)) {
-		t.Error("label and parent give different stacks")
+	byParentApp := importDir(t, "parent", "testdata/rfc")
+	if !reflect.DeepEqual(membership(byLabel.Platform), byParent(byParentApp.Platform)) {
+		t.Error("label stacks are not the parents' children")
 	}
-	// Each label stack is still one parent's children: the same edges.
-	if len(byLabel.Edges) != len(byParent.Edges) {
-		t.Errorf("%d edges by label, %d by parent", len(byLabel.Edges), len(byParent.Edges))
+	// A label stack orders its apps by wave with app edges between
+	// neighbouring waves: 34 inside stacks, 12 between.
+	if len(byLabel.Edges) != 46 {
+		t.Errorf("%d edges by label", len(byLabel.Edges))
 	}
 
 	r := importDir(t, "folder", "testdata/folders")

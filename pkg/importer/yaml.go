@@ -93,13 +93,7 @@ func (b *builder) header() string {
 		fmt.Sprintf("Imported by `deployctl import` from %d Argo CD Applications (stacks from %s).", n, b.o.StackFrom),
 	}
 	if len(b.res.Edges) > 0 {
-		lines = append(lines,
-			"Every dependsOn entry marked \"inferred from sync-wave A → B\" comes from",
-			"argocd.argoproj.io/sync-wave (A: the dependency's wave, B: this one's): inside a",
-			"stack, each app waits for the apps of the nearest lower wave; a stack made of one",
-			"parent Application's children waits for the sibling stacks of the nearest lower",
-			"wave. Waves say what came first, not what needs what: delete the entries that",
-			"are not real dependencies. `deployctl lint` names the redundant ones.")
+		lines = append(lines, b.inferenceLines()...)
 	}
 	lines = append(lines,
 		"The original waves stay in the annotations deployctl.dev/sync-wave and",

@@ -15,13 +15,16 @@ type Plan struct {
 	Scope    string     `json:"scope"`
 	Action   dag.Action `json:"action"`
 	// Layers groups apps by depth: an app's layer is the number of apps on
-	// the longest dependency chain below it. Display only: the workflow does
-	// not wait for layers, every app starts when its own dependencies are done.
+	// the longest dependency chain below it (teardown: the longest chain of
+	// dependents above it). Display only: the workflow does not wait for
+	// layers, every app starts when its own dependencies are done (teardown:
+	// when its dependents are gone).
 	Layers [][]string `json:"layers"`
 	// Order is one valid sequential order of the apps (ties by name).
 	Order []string `json:"order"`
 	// CriticalPath is the chain of apps that bounds the makespan, using each
-	// app's health timeout as its worst-case duration.
+	// app's health timeout as its worst-case duration, in the order the
+	// action runs them.
 	CriticalPath []string `json:"criticalPath"`
 	Makespan     Seconds  `json:"makespanSeconds"`
 	// WaveMakespan is what the same apps would take with a barrier between
@@ -75,7 +78,14 @@ func Make(d *dag.DAG, scope string, action dag.Action) (*Plan, error) {
 		scope = "platform"
 	}
 	g := d.Graph
-	order, err := g.TopoOrder()
+	// walk is the direction the action runs in: teardown deletes an app
+	// once everything that depends on it is gone, so its layers and
+	// critical path are those of the reverse graph.
+	walk := g
+	if action == dag.Teardown {
+		walk = g.Reverse()
+	}
+	order, err := walk.TopoOrder()
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +95,7 @@ func Make(d *dag.DAG, scope string, action dag.Action) (*Plan, error) {
 	depth := map[string]int{}
 	for _, n := range order {
 		best := 0
-		for _, dep := range g.Deps(n) {
+		for _, dep := range walk.Deps(n) {
 			best = max(best, depth[dep])
 		}
 		if d.Node(n).Kind == dag.App {
@@ -93,12 +103,20 @@ func Make(d *dag.DAG, scope string, action dag.Action) (*Plan, error) {
 		}
 		depth[n] = best
 	}
+	deployOrder, err := g.TopoOrder()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range deployOrder {
+		if d.Node(n).Kind == dag.App {
+			p.Order = append(p.Order, n)
+		}
+	}
 	for _, n := range order {
 		node := d.Node(n)
 		if node.Kind != dag.App {
 			continue
 		}
-		p.Order = append(p.Order, n)
 		l := depth[n] - 1
 		for len(p.Layers) <= l {
 			p.Layers = append(p.Layers, nil)
@@ -128,7 +146,7 @@ func Make(d *dag.DAG, scope string, action dag.Action) (*Plan, error) {
 		}
 	}
 
-	path, makespan, err := g.CriticalPath(func(n string) time.Duration { return Weight(d, n) })
+	path, makespan, err := walk.CriticalPath(func(n string) time.Duration { return Weight(d, n) })
 	if err != nil {
 		return nil, err
 	}

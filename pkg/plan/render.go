@@ -33,7 +33,11 @@ func (p *Plan) Write(w io.Writer, format string) error {
 func (p *Plan) text(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Platform %s, scope %s, action %s: %d apps in %d stacks\n\n", p.Platform, p.Scope, p.Action, len(p.Nodes), len(p.Stacks))
-	b.WriteString("Layers (an app starts as soon as its own dependencies are Healthy; layers are for reading only):\n")
+	if p.Action == "teardown" {
+		b.WriteString("Layers, teardown direction (an app is deleted as soon as everything that depends on it is gone; layers are for reading only):\n")
+	} else {
+		b.WriteString("Layers (an app starts as soon as its own dependencies are Healthy; layers are for reading only):\n")
+	}
 	for i, l := range p.Layers {
 		fmt.Fprintf(&b, "  %2d  %s\n", i, strings.Join(l, ", "))
 	}

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -65,13 +64,4 @@ func (d *Document) checkKustomize(errs *Errors, path string, s *Source) {
 			*errs = append(*errs, d.At(pp, "set either path or patch, not both: Kustomize refuses both"))
 		}
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

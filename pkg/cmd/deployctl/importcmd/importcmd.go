@@ -41,17 +41,23 @@ and every problem reported at once, at its file and line.
 The spec has:
 
   - stacks from --stack-from: label=KEY or annotation=KEY (its value), parent
-    (the parent Application: owner reference or Argo CD's tracking label), or
-    folder (the first folder below a folder argument);
+    (the default: the parent Application from an owner reference, Argo CD's
+    tracking label argocd.argoproj.io/instance or app.kubernetes.io/instance,
+    the tracking-id annotation, or, for files from Git, the parent whose
+    directory source holds the file), or folder (the first folder below a
+    folder argument);
   - apps with their source or sources, destination, project, sync options,
     sync policy, ignoreDifferences, labels and annotations; app-of-apps
-    parents are left out (deployctl creates their children itself);
-  - dependencies inferred from argocd.argoproj.io/sync-wave, conservatively:
+    parents are left out (deployctl creates their children itself), except
+    for what they deploy besides Applications;
+  - dependencies inferred from argocd.argoproj.io/sync-wave as Argo CD
+    applies it. With --stack-from parent, each wave of a parent's children
+    is a stack that waits for the wave before it (all below it done) or, if
+    first, for what the parent waited for (README: "Import"). Otherwise,
     inside a stack every app waits for the apps of the nearest lower wave
-    (no wave is wave 0); stacks made of one parent Application's children
-    wait for the sibling stacks of the nearest lower wave. Each inferred
-    entry carries the comment "# inferred from sync-wave A → B": delete those
-    that are not real dependencies ('deployctl lint' names redundant ones).
+    (no wave is wave 0). Each inferred entry carries the comment "# inferred
+    from sync-wave A → B": delete those that are not real dependencies
+    ('deployctl lint' names redundant ones).
     The waves stay in the annotations deployctl.dev/sync-wave(-path), for
     'deployctl plan --compare-waves'.
 

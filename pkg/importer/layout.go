@@ -1,0 +1,508 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/argo-cd/v2/util/glob"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Git layout: Applications read from a Git checkout carry no owner
+// reference or tracking label. There, as in Argo CD, a parent is an
+// Application one of whose sources is a directory source, in the same
+// repository, whose manifests (argo-cd reposerver/repository findManifests:
+// recurse, include, exclude) are other Applications' files.
+
+// layoutSource is one source of a parent that holds Applications.
+type layoutSource struct {
+	index int // in sourcesOf
+	// appFiles hold only Applications; mixed hold Applications and other
+	// objects; other hold no Application.
+	appFiles, mixed, other []string // relative to the source's path
+	// waves of the objects in other, as Argo CD orders them in the
+	// parent's sync; unknown when a file could not be read.
+	waves   []int
+	unknown bool
+}
+
+// own is what a parent deploys besides its children: the sources to keep
+// for its own app, the same sources as raw JSON for the round trip, and
+// what could not be separated from the children.
+type own struct {
+	sources []appv1.ApplicationSource
+	multi   bool
+	// excluded: per kept source index (in the original), the exclude glob
+	// that leaves the children's files out.
+	excluded map[int]string
+	dropped  []int // sources of nothing but Applications
+	lost     []string
+	// lo and hi bound the waves of what it deploys itself (rule 5); a
+	// source whose objects are not read here (a chart, another repository)
+	// makes them unbounded.
+	lo, hi int
+}
+
+var argoManifestFile = regexp.MustCompile(`^.*\.(yaml|yml|json|jsonnet)$`)
+
+// normalizeRepo compares repository URLs the way they name one repository:
+// no scheme or user, scp-style host:path as host/path, host in lower case,
+// no trailing "/" or ".git".
+func normalizeRepo(u string) string {
+	u = strings.TrimSpace(u)
+	scp := true
+	if i := strings.Index(u, "://"); i >= 0 {
+		u, scp = u[i+3:], false
+	}
+	if at := strings.Index(u, "@"); at >= 0 && (strings.Index(u, "/") < 0 || at < strings.Index(u, "/")) {
+		u = u[at+1:]
+	}
+	host, rest, _ := strings.Cut(u, "/")
+	if scp {
+		if h, p, ok := strings.Cut(host, ":"); ok {
+			host, rest = h, strings.TrimPrefix(p+"/"+rest, "/")
+		}
+	}
+	rest = strings.TrimRight(rest, "/")
+	rest = strings.TrimSuffix(rest, ".git")
+	rest = strings.TrimRight(rest, "/")
+	return strings.ToLower(host) + "/" + rest
+}
+
+// isDirectorySource: Argo CD renders the path as plain manifests (no chart,
+// no Helm, Kustomize or plugin settings, no kustomization or Chart.yaml).
+func isDirectorySource(s appv1.ApplicationSource, dir string) bool {
+	if s.Chart != "" || s.Path == "" || s.Helm != nil || s.Kustomize != nil || s.Plugin != nil {
+		return false
+	}
+	for _, f := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// gitLayout finds the parents of the apps that have none from metadata,
+// from where their files are. It returns, per parent, what it deploys
+// besides its children.
+func (b *builder) gitLayout() map[*app]*own {
+	byFile := map[string][]*app{}
+	var dirs []string
+	for _, a := range b.all {
+		abs, err := filepath.Abs(a.m.File)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+			continue
+		}
+		abs = filepath.ToSlash(abs)
+		if byFile[abs] == nil {
+			dirs = append(dirs, path.Dir(abs))
+		}
+		byFile[abs] = append(byFile[abs], a)
+	}
+	if len(byFile) == 0 {
+		return nil
+	}
+	root, repo := b.repoRoot(dirs)
+	if root == "" {
+		return nil
+	}
+	sources := map[*app][]layoutSource{}
+	claims := map[*app][]*app{} // child → parents that hold it
+	for _, p := range b.all {
+		for i, s := range sourcesOf(p.m.App) {
+			if normalizeRepo(s.RepoURL) != repo {
+				continue
+			}
+			dir := path.Join(root, path.Clean("/" + s.Path)[1:])
+			if !isDirectorySource(s, filepath.FromSlash(dir)) {
+				continue
+			}
+			ls := layoutSource{index: i}
+			var d appv1.ApplicationSourceDirectory
+			if s.Directory != nil {
+				d = *s.Directory
+			}
+			for _, f := range manifestFiles(dir, d) {
+				kids := byFile[path.Join(dir, f)]
+				objs, ok := objectsIn(path.Join(dir, f))
+				hasOther := !ok
+				var waves []int
+				for _, o := range objs {
+					if o.kind != "Application" || !strings.HasPrefix(o.apiVersion, "argoproj.io/") {
+						hasOther = true
+						if o.counts {
+							waves = append(waves, o.lo, o.hi)
+						}
+					}
+				}
+				switch {
+				case len(kids) == 0:
+					ls.other = append(ls.other, f)
+					ls.waves = append(ls.waves, waves...)
+					ls.unknown = ls.unknown || !ok
+				case hasOther:
+					ls.mixed = append(ls.mixed, f)
+				default:
+					ls.appFiles = append(ls.appFiles, f)
+				}
+				for _, k := range kids {
+					if k != p && k.parentKind == "" {
+						claims[k] = append(claims[k], p)
+					}
+				}
+			}
+			if fi, err := os.Stat(filepath.FromSlash(dir)); err != nil || !fi.IsDir() {
+				ls.unknown = true // not in the input: what it holds is not known
+			}
+			sources[p] = append(sources[p], ls)
+		}
+	}
+	var shared []string
+	for _, k := range b.all {
+		ps := claims[k]
+		if len(ps) == 0 {
+			continue
+		}
+		// Two parents holding one file: Argo CD would have both fight over
+		// it; the one with the deepest path (the nearest folder) keeps it.
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].key < ps[j].key })
+		k.parent, k.parentBy = ps[0], "git layout"
+		if len(ps) > 1 {
+			var names []string
+			for _, p := range ps {
+				names = append(names, p.key)
+			}
+			shared = append(shared, k.key+" ("+strings.Join(names, ", ")+")")
+		}
+	}
+	if len(shared) > 0 {
+		b.note("Applications in the folder of more than one parent (Argo CD makes them fight over them), the first parent kept: %s", summarize(shared, 6))
+	}
+	out := map[*app]*own{}
+	for p, ls := range sources {
+		if o := ownOf(p, ls); o != nil {
+			out[p] = o
+		}
+	}
+	return out
+}
+
+// repoRoot is the folder that source paths are relative to: the one most
+// sources' paths end in a folder of an input file below, and the
+// repository those sources name (normalized).
+func (b *builder) repoRoot(dirs []string) (string, string) {
+	type cand struct{ root, repo string }
+	// Every folder an input file is in or below, by its last element, so a
+	// source path is matched against the few folders of its own name.
+	byBase := map[string][]string{}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		for x := d; x != "/" && x != "." && !seen[x]; x = path.Dir(x) {
+			seen[x] = true
+			byBase[path.Base(x)] = append(byBase[path.Base(x)], x)
+		}
+	}
+	count := map[cand]int{}
+	for _, p := range b.all {
+		for _, s := range sourcesOf(p.m.App) {
+			if s.Chart != "" || s.Path == "" {
+				continue
+			}
+			rel := path.Clean("/" + s.Path)
+			if rel == "/" {
+				continue
+			}
+			for _, x := range byBase[path.Base(rel)] {
+				if strings.HasSuffix(x, rel) && len(x) > len(rel) {
+					count[cand{x[:len(x)-len(rel)], normalizeRepo(s.RepoURL)}]++
+				}
+			}
+		}
+	}
+	var best cand
+	n := 0
+	for c, k := range count {
+		if k > n || (k == n && (len(c.root) < len(best.root) || len(c.root) == len(best.root) && c.root+c.repo < best.root+best.repo)) {
+			best, n = c, k
+		}
+	}
+	if best.root == "" {
+		best.root = "/"
+	}
+	if n == 0 {
+		return "", ""
+	}
+	return best.root, best.repo
+}
+
+// manifestFiles lists what Argo CD reads from a directory source, relative
+// to it, sorted: manifest file names, subfolders only with recurse, then
+// exclude and include globs on the relative path (argo-cd util/glob).
+func manifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
+	var out []string
+	_ = filepath.WalkDir(filepath.FromSlash(dir), func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(filepath.FromSlash(dir), p)
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() {
+			if rel != "." && !d.Recurse {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() || !argoManifestFile.MatchString(e.Name()) {
+			return nil
+		}
+		// glob.Match without its log line: a pattern that does not
+		// compile matches nothing, as in Argo CD.
+		if ok, err := glob.MatchWithError(d.Exclude, rel); d.Exclude != "" && ok && err == nil {
+			return nil
+		}
+		if ok, err := glob.MatchWithError(d.Include, rel); d.Include != "" && (!ok || err != nil) {
+			return nil
+		}
+		out = append(out, rel)
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// object is what the layout reads of a manifest: its kind and its place in
+// its parent's sync.
+type object struct {
+	apiVersion, kind string
+	lo, hi           int // see hookWave
+	// counts: it takes part in the waves (not a Skip, SyncFail or
+	// PostDelete hook, which run outside them).
+	counts bool
+}
+
+// objectsIn reads a manifest file's objects (Lists flattened); ok is false
+// when it does not parse (Argo CD would apply or reject it, never skip it
+// as an Application).
+func objectsIn(file string) (objs []object, ok bool) {
+	data, err := os.ReadFile(filepath.FromSlash(file))
+	if err != nil {
+		return nil, false
+	}
+	type meta struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	add := func(m meta) {
+		if m.Kind == "" && m.APIVersion == "" {
+			return
+		}
+		lo, hi, counts := hookWave(m.Metadata.Annotations)
+		objs = append(objs, object{apiVersion: m.APIVersion, kind: m.Kind, lo: lo, hi: hi, counts: counts})
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var obj struct {
+			meta
+			Items []meta `json:"items"`
+		}
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			return objs, true
+		}
+		if err != nil {
+			return objs, false
+		}
+		if strings.HasSuffix(obj.Kind, "List") && obj.Items != nil {
+			for _, it := range obj.Items {
+				add(it)
+			}
+			continue
+		}
+		add(obj.meta)
+	}
+}
+
+// hookWave places an object in its parent's sync, from lo to hi: a PreSync
+// hook before every wave, a PostSync hook after every wave (both, for one
+// that is both), hooks that run outside a sync's waves not at all
+// (counts false), anything else at its sync wave.
+func hookWave(ann map[string]string) (lo, hi int, counts bool) {
+	w, _, _ := syncWave(ann)
+	hooks := ann["argocd.argoproj.io/hook"]
+	if hooks == "" {
+		hooks = ann["helm.sh/hook"]
+	}
+	if hooks == "" {
+		return w, w, true
+	}
+	lo, hi = math.MaxInt, math.MinInt
+	for _, h := range strings.Split(hooks, ",") {
+		switch strings.TrimSpace(h) {
+		case "PreSync", "pre-install", "pre-upgrade":
+			lo, hi = math.MinInt, max(hi, math.MinInt)
+		case "PostSync", "post-install", "post-upgrade":
+			lo, hi = min(lo, math.MaxInt), math.MaxInt
+		case "Sync":
+			lo, hi = min(lo, w), max(hi, w)
+		}
+	}
+	if lo > hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// ownOf is what parent p deploys itself, nil when nothing but its
+// children: a source of nothing but Applications is dropped; a directory
+// that also holds other manifests is kept, its Application-only files
+// excluded; every other source (a chart, another repository, plain
+// manifests) is kept as it is.
+func ownOf(p *app, ls []layoutSource) *own {
+	srcs := sourcesOf(p.m.App)
+	o := &own{multi: len(p.m.App.Spec.Sources) > 0, excluded: map[int]string{}, lo: math.MaxInt, hi: math.MinInt}
+	span := func(ws ...int) {
+		for _, w := range ws {
+			o.lo, o.hi = min(o.lo, w), max(o.hi, w)
+		}
+	}
+	byIndex := map[int]layoutSource{}
+	for _, l := range ls {
+		byIndex[l.index] = l
+	}
+	for i, s := range srcs {
+		l, holds := byIndex[i]
+		switch {
+		case !holds:
+			if s.Ref != "" && s.Path == "" && s.Chart == "" {
+				continue // a values reference deploys nothing
+			}
+			o.sources = append(o.sources, s)
+			span(math.MinInt, math.MaxInt) // not read here
+		case len(l.appFiles) == 0 && len(l.mixed) == 0:
+			o.sources = append(o.sources, s) // manifests only: kept as it is
+			span(l.waves...)
+			if l.unknown {
+				span(math.MinInt, math.MaxInt)
+			}
+		case len(l.other) == 0 && len(l.mixed) == 0:
+			o.dropped = append(o.dropped, i)
+		default:
+			for _, f := range l.mixed {
+				o.lost = append(o.lost, path.Join(s.Path, f))
+			}
+			s = *s.DeepCopy()
+			if s.Directory == nil {
+				s.Directory = &appv1.ApplicationSourceDirectory{}
+			}
+			pat, ok := excludeGlob(s.Directory.Exclude, append(append([]string(nil), l.appFiles...), l.mixed...))
+			if !ok {
+				o.lost = append(o.lost, "exclude "+s.Directory.Exclude+" cannot be combined")
+				o.dropped = append(o.dropped, i)
+				continue
+			}
+			s.Directory.Exclude = pat
+			o.excluded[i] = pat
+			o.sources = append(o.sources, s)
+			span(l.waves...)
+			if l.unknown {
+				span(math.MinInt, math.MaxInt)
+			}
+		}
+	}
+	hasSources := false
+	for _, s := range o.sources {
+		if s.Path != "" || s.Chart != "" {
+			hasSources = true
+		}
+	}
+	if !hasSources {
+		return &own{dropped: o.dropped, lost: o.lost}
+	}
+	return o
+}
+
+// excludeGlob adds files to an exclude glob: gobwas/glob alternatives
+// "{a.yaml,b.yaml}", special characters escaped.
+func excludeGlob(existing string, files []string) (string, bool) {
+	var alts []string
+	if existing != "" {
+		if strings.ContainsAny(existing, "{},") {
+			return "", false
+		}
+		alts = append(alts, existing)
+	}
+	for _, f := range files {
+		var e strings.Builder
+		for _, r := range f {
+			if strings.ContainsRune(`*?[]{},\!`, r) {
+				e.WriteRune('\\')
+			}
+			e.WriteRune(r)
+		}
+		alts = append(alts, e.String())
+	}
+	if len(alts) == 1 {
+		return alts[0], true
+	}
+	return "{" + strings.Join(alts, ",") + "}", true
+}
+
+// ownManifest is the Application a self app is compared with in the round
+// trip: the original without its children's source or files, as the
+// import meant it (a note says so), so only what the spec cannot express
+// is reported.
+func ownManifest(m *Manifest, o *own) *Manifest {
+	raw, _ := json.Marshal(m.Raw)
+	var cp map[string]any
+	_ = json.Unmarshal(raw, &cp)
+	specObj, _ := cp["spec"].(map[string]any)
+	setExclude := func(src map[string]any, pat string) {
+		d, _ := src["directory"].(map[string]any)
+		if d == nil {
+			d = map[string]any{}
+			src["directory"] = d
+		}
+		d["exclude"] = pat
+	}
+	if list, ok := specObj["sources"].([]any); ok {
+		var kept []any
+		for i, s := range list {
+			if slices.Contains(o.dropped, i) {
+				continue
+			}
+			if pat, ok := o.excluded[i]; ok {
+				if src, ok := s.(map[string]any); ok {
+					setExclude(src, pat)
+				}
+			}
+			kept = append(kept, s)
+		}
+		specObj["sources"] = kept
+	} else if src, ok := specObj["source"].(map[string]any); ok {
+		if pat, ok := o.excluded[0]; ok {
+			setExclude(src, pat)
+		}
+	}
+	out := *m
+	out.Raw = cp
+	return &out
+}
