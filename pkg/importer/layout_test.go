@@ -234,7 +234,7 @@ func TestKubefirstLayout(t *testing.T) {
 	if !hasNote(r, "external-secrets-operator-components: files that hold Applications and other objects") {
 		t.Errorf("notes %v", r.Notes)
 	}
-	if len(r.Differences) != 3 { // retry, which the spec cannot express, on three apps
+	if len(r.Differences) != 0 { // syncPolicy.retry on three apps is now a spec field: exact
 		t.Errorf("differences %v", r.Differences)
 	}
 	// 61 all-pairs app edges before (everything in one stack "ungrouped").
