@@ -98,6 +98,11 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 		checks = append(checks, ck)
 	}
 
+	// 0. Argo CD has the health customizations the platform relies on.
+	if err := r.checkHealthCustomizations(ctx, o); err != nil {
+		return err
+	}
+
 	// 1. The Application, created from the manifest when absent.
 	setupCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
 	defer cancel()
