@@ -1,6 +1,7 @@
 package render
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -97,6 +98,39 @@ func TestE2EBlocks(t *testing.T) {
 	} {
 		if _, err := E2EBlocks([]byte(bad)); err == nil {
 			t.Errorf("no error for %q", bad)
+		}
+	}
+}
+
+// docs/quickstart.md: the blocks the e2e runs are there, and its apply uses
+// the executor's field managers, like the generated README's.
+func TestQuickstartBlocks(t *testing.T) {
+	md, err := os.ReadFile("../../docs/quickstart.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := E2EBlocks(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"settings", "generate", "apply", "token", "secrets", "deploy", "validate", "teardown", "executor"} {
+		if strings.TrimSpace(blocks[name]) == "" {
+			t.Errorf("no e2e block %q", name)
+		}
+	}
+	for _, s := range []string{"SPEC=", "PLATFORM=", "ARGOCD_URL=", "ARGOCD_CA="} {
+		if !strings.Contains(blocks["settings"], "\n"+s) && !strings.HasPrefix(blocks["settings"], s) {
+			t.Errorf("settings block lacks %s", s)
+		}
+	}
+	apply := blocks["apply"]
+	for _, s := range []string{
+		`--field-manager="` + executor.PlatformFieldManager("$PLATFORM") + `" -k "generated/$PLATFORM/rbac/"`,
+		"--field-manager=" + executor.FieldManager + ` -k "generated/$PLATFORM/cluster-workflow-templates/"`,
+		"--field-manager=" + executor.FieldManager + ` -k "generated/$PLATFORM/workflow-templates/"`,
+	} {
+		if !strings.Contains(apply, s) {
+			t.Errorf("apply block lacks %q:\n%s", s, apply)
 		}
 	}
 }
