@@ -214,7 +214,7 @@ func (s *scenario) unprepare() error {
 
 // newRun is the platform's newest run of template not in before.
 func (s *scenario) newRun(template string, before []string) (*workflow, error) {
-	out, err := s.h.kubectl("-n", argoNS, "get", "workflows", "-l", "workflows.argoproj.io/workflow-template="+template,
+	out, err := s.h.kubectl("-n", argoNS, "get", "workflows", "-l", s.runSelector(template),
 		"--sort-by=.metadata.creationTimestamp", "-o", "name")
 	if err != nil {
 		return nil, err
@@ -233,8 +233,15 @@ func (s *scenario) newRun(template string, before []string) (*workflow, error) {
 }
 
 func (s *scenario) runs(template string) ([]string, error) {
-	out, err := s.h.kubectl("-n", argoNS, "get", "workflows", "-l", "workflows.argoproj.io/workflow-template="+template, "-o", "name")
+	out, err := s.h.kubectl("-n", argoNS, "get", "workflows", "-l", s.runSelector(template), "-o", "name")
 	return strings.Fields(out), err
+}
+
+// runSelector finds the runs of one of the platform's templates by the
+// labels the compiler puts on every run (`argo submit` of workflows/*.yaml
+// gets no workflow-template label; `argo submit --from` does).
+func (s *scenario) runSelector(template string) string {
+	return "deployctl.dev/platform=" + s.p.Name + ",deployctl.dev/action=" + strings.TrimPrefix(template, s.p.Name+"-")
 }
 
 func (s *scenario) deploy() (string, error) {
