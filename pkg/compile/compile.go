@@ -37,9 +37,11 @@ func Compile(d *dag.DAG, scope string) (*Output, error) {
 		Scope:             scope,
 		WorkflowTemplates: map[dag.Action]*wfv1.WorkflowTemplate{},
 		Workflows:         map[dag.Action]*wfv1.Workflow{},
-		RBAC:              rbac(p),
 	}
 	var err error
+	if out.RBAC, err = rbac(p); err != nil {
+		return nil, err
+	}
 	if out.Deploy, err = d.Scope(scope, dag.Deploy); err != nil {
 		return nil, err
 	}

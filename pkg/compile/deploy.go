@@ -10,8 +10,10 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/health"
 	"github.com/deployctl/deployctl/pkg/manifest"
 	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/pkg/step"
 )
 
 // deployWorkflowTemplate is the deploy DAG: one sync-and-wait task per app,
@@ -30,7 +32,34 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1.W
 		tasks = append(tasks, handoffTask(d, root))
 	}
 	main := wfv1.Template{Name: string(dag.Deploy), DAG: &wfv1.DAGTemplate{Tasks: tasks}}
-	return workflowTemplate(d.Platform, string(dag.Deploy), hash, nil, main), nil
+	reqs, err := healthRequirements(d.Platform)
+	if err != nil {
+		return nil, err
+	}
+	return workflowTemplate(d.Platform, string(dag.Deploy), hash, []wfv1.Parameter{param(ParamHealthCustomizations, reqs)}, main), nil
+}
+
+// ParamHealthCustomizations is the deploy's workflow parameter that
+// sync-and-wait passes to the step as HEALTH_CUSTOMIZATION: every health
+// customization of the platform, one step.HealthRequirement per line. Each
+// node checks Argo CD has them before it syncs (INV-7), whoever submitted
+// the run.
+const ParamHealthCustomizations = "health-customizations"
+
+func healthRequirements(p *spec.Platform) (string, error) {
+	cs, err := health.Customizations(p)
+	if err != nil {
+		return "", err
+	}
+	lines := make([]string, len(cs))
+	for i, c := range cs {
+		key := c.Kind
+		if c.Group != "" {
+			key = c.Group + "/" + c.Kind
+		}
+		lines[i] = step.HealthRequirement(key, c.Lua)
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 // syncTask calls sync-and-wait for one app.

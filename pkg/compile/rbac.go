@@ -9,6 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/deployctl/deployctl/pkg/health"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -16,14 +17,25 @@ import (
 // pods use (a Secret mounted as a file).
 const ArgoCDAccount = "deployctl"
 
-// rbac returns what the workflow pods need, nothing more.
+// rbac returns what the workflow pods need, nothing more, and the Argo CD
+// configuration the platform relies on.
 //
 // In Kubernetes the pods only run Argo's emissary executor, which records
 // step outputs as WorkflowTaskResults (create, patch): the step itself never
 // calls the Kubernetes API, it talks to Argo CD with a token. In Argo CD the
 // token's account may get, create, update, sync and delete Applications of
 // the platform's projects only.
-func rbac(p *spec.Platform) []any {
+//
+// The argocd-cm partial also carries the platform's health customizations
+// (INV-7): one server-side apply of rbac/ sets the account, its policy and
+// the health scripts, so the documented manual path and the executor apply
+// the same thing, and neither drops the other's keys.
+func rbac(p *spec.Platform) ([]any, error) {
+	cm, err := health.ConfigMapData(p)
+	if err != nil {
+		return nil, err
+	}
+	cm["accounts."+ArgoCDAccount] = "apiKey"
 	ns := p.Spec.Workflow.Namespace
 	sa := p.Spec.Workflow.ServiceAccount
 	name := "deployctl-" + p.Metadata.Name
@@ -52,18 +64,18 @@ func rbac(p *spec.Platform) []any {
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}},
 		},
 		// Partial ConfigMaps, applied with server-side apply so they merge
-		// into Argo CD's own: one key each, owned by deployctl.
+		// into Argo CD's own: the keys deployctl owns, per platform.
 		&corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: p.Spec.ArgoCD.Namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "argocd"}},
-			Data:       map[string]string{"accounts." + ArgoCDAccount: "apiKey"},
+			Data:       cm,
 		},
 		&corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: p.Spec.ArgoCD.Namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "argocd"}},
 			Data:       map[string]string{"policy." + ArgoCDAccount + "-" + p.Metadata.Name + ".csv": argoCDPolicy(p)},
 		},
-	}
+	}, nil
 }
 
 // argoCDPolicy grants the account exactly the Application verbs the step

@@ -27,7 +27,11 @@ type object struct {
 // shares between platforms (argocd-cm, argocd-rbac-cm). A field manager owns
 // exactly what it last applied: with one manager for every platform, the
 // apply of one platform would remove the RBAC policy key and the health
-// customizations of the others.
+// customizations of the others. It owns the rest of generated rbac/ too
+// (ServiceAccount, Role, RoleBinding), so that one
+// `kubectl apply --server-side --field-manager=deployctl-<platform> -k rbac/`
+// by hand and the executor's apply are the same apply: neither rewrites what
+// the other wrote.
 func PlatformFieldManager(platform string) string { return FieldManager + "-" + platform }
 
 func (o object) String() string {
@@ -107,8 +111,13 @@ func objectsToApply(c *Config, out *compile.Output) ([]object, error) {
 			return nil, fmt.Errorf("internal: no resource known for kind %s", u.GetKind())
 		}
 		mgr := FieldManager
-		if u.GetKind() == "ConfigMap" && u.GetNamespace() == p.Spec.ArgoCD.Namespace {
+		switch u.GetKind() {
+		case "ServiceAccount", "Role", "RoleBinding": // the rest of rbac/: one manager per folder, as the README applies it
 			mgr = PlatformFieldManager(out.Platform)
+		case "ConfigMap":
+			if u.GetNamespace() == p.Spec.ArgoCD.Namespace {
+				mgr = PlatformFieldManager(out.Platform)
+			}
 		}
 		objs = append(objs, object{gvr: gvr, u: u, manager: mgr})
 	}

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/step"
 )
 
 // Phase 0 preflight: strictly read-only. Every check reads, or asks the
@@ -131,6 +133,9 @@ func (r *run) preflight(ctx context.Context) []Check {
 		add(Check{Name: "templates", Status: Skip, Reason: "Argo Workflows' CRDs are missing"})
 	} else {
 		add(r.checkTemplates(ctx))
+	}
+	if r.cfg.Action == ActionDeploy || r.cfg.Action == ActionPreflight {
+		add(r.checkHealthCustomizations(ctx))
 	}
 	return checks
 }
@@ -506,4 +511,60 @@ func suffix(err error) string {
 // sinceSeconds is a duration in seconds, rounded to milliseconds.
 func sinceSeconds(t time.Time) float64 {
 	return float64(time.Since(t).Round(time.Millisecond)) / float64(time.Second)
+}
+
+// checkHealthCustomizations is the sync-and-wait step's first check (see
+// pkg/step/settings.go), made on the argocd-cm Argo CD reads: every health
+// customization of the platform present with the generated script. Deploy
+// applies them (rbac/argocd-cm.yaml) before it submits, so here their
+// absence is a warning; a run submitted by hand without them is refused by
+// its first node.
+func (r *run) checkHealthCustomizations(ctx context.Context) Check {
+	c := Check{Name: "health-customizations"}
+	p := r.cfg.DAG.Platform
+	cs, err := health.Customizations(p)
+	if err != nil {
+		c.Status, c.Reason, c.Code = Fail, err.Error(), exitcode.Invalid
+		return c
+	}
+	ns := p.Spec.ArgoCD.Namespace
+	var live map[string]string
+	cm, err := r.cl.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "argocd-cm", metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		c.Status, c.Reason = Warn, fmt.Sprintf("cannot read ConfigMap %s/argocd-cm: %s", ns, reasonOf(err))
+		return c
+	default:
+		live = cm.Data
+	}
+	var missing, differ []string
+	for _, h := range cs {
+		got, ok := live[h.Key]
+		switch {
+		case !ok:
+			missing = append(missing, h.Key)
+		case step.HealthRequirement(h.Key, got) != step.HealthRequirement(h.Key, h.Lua):
+			differ = append(differ, h.Key)
+		}
+	}
+	if len(missing)+len(differ) == 0 {
+		c.Status, c.Reason = Pass, fmt.Sprintf("argocd-cm has the %d health customizations the platform relies on, as generated", len(cs))
+		return c
+	}
+	var what []string
+	if len(missing) > 0 {
+		what = append(what, "missing "+strings.Join(missing, ", "))
+	}
+	if len(differ) > 0 {
+		what = append(what, "not the generated script: "+strings.Join(differ, ", "))
+	}
+	c.Status = Warn
+	c.Reason = fmt.Sprintf("argocd-cm in %s: %s; ", ns, strings.Join(what, "; "))
+	if r.cfg.Action == ActionDeploy && !r.cfg.DryRun {
+		c.Reason += "deploy applies them (rbac/argocd-cm.yaml) before it submits"
+	} else {
+		c.Reason += "deploy applies them; a run submitted by hand before that is refused by its first node (apply rbac/ as the generated README says)"
+	}
+	return c
 }

@@ -20,6 +20,7 @@ Usage:
   deploystep [connection flags] sync-and-wait --app NAME [--manifest FILE | --manifest-base64 B64]
       --sync-timeout D --health-timeout D
       [--check resource:GROUP/KIND/NAMESPACE/NAME]... [--check http:URL=CODES]... [--allow-suspended]
+      [--health-customization GROUP/KIND=sha256:HEX]...
   deploystep [connection flags] validate --app NAME [--app NAME]...
   deploystep [connection flags] teardown --app NAME --timeout D [--pv-policy retain|delete]
       [--crd-policy retain|delete] --platform NAME --confirm VALUE [--cascade=false]
@@ -53,6 +54,7 @@ type syncOpts struct {
 	healthTimeout             time.Duration
 	checks                    stringList
 	allowSuspended            bool
+	healthCustomizations      stringList // settings.go
 }
 
 type validateOpts struct {
@@ -108,6 +110,7 @@ func parseArgs(args []string, env func(string) (string, bool)) (*invocation, err
 		c.duration(&s.healthTimeout, "health-timeout", 5*time.Minute, "how long to wait for Healthy after the sync")
 		c.list(&s.checks, "check", "extra check: resource:GROUP/KIND/NAMESPACE/NAME or http:URL=CODES (repeatable)")
 		c.boolean(&s.allowSuspended, "allow-suspended", false, "accept Suspended as healthy")
+		c.list(&s.healthCustomizations, "health-customization", "a health Lua Argo CD must have before anything syncs: GROUP/KIND=sha256:HEX (repeatable)")
 	case cmdValidate:
 		c.list(&inv.validate.apps, "app", "Application name (repeatable)")
 	case cmdTeardown:

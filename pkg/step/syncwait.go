@@ -104,6 +104,11 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 	defer cancel()
 	r.t = r.t.forNode(o.healthTimeout)
 
+	// 0. Argo CD has the health customizations the platform relies on.
+	if err := r.checkHealthCustomizations(ctx, o); err != nil {
+		return err
+	}
+
 	// 1. The Application, created from the manifest when absent.
 	setupCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
 	defer cancel()

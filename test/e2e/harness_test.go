@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/deployctl/deployctl/pkg/render"
 )
 
 // harness runs the cluster's own clients (kubectl, argo) and reads what
@@ -499,61 +500,86 @@ func (h *harness) stepLogs(w *workflow) map[string]string {
 
 func sec(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
-// executor runs `deployctl ACTION` (the containerized executor's entry
-// point, built from this checkout) against the cluster, configured the way
-// its image is: /config/{environment.yaml,dag.yaml} and /secrets/ as
-// directories under the state dir. It returns the output and exit code.
-func (h *harness) executor(action string, env ...string) (string, int, error) {
-	dir := filepath.Join(h.state, "executor")
-	cfg, sec := filepath.Join(dir, "config"), filepath.Join(dir, "secrets")
-	bin := filepath.Join(dir, "deployctl")
-	for _, d := range []string{cfg, sec} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return "", 0, err
-		}
-	}
-	if !h.executorBuilt { // from this checkout, once per run: a binary of an older run would apply older templates
-		if _, err := h.run(10*time.Minute, h.repo, "go", "build", "-o", bin, "./cmd/deployctl"); err != nil {
-			return "", 0, err
+// deployctlDir builds deployctl from this checkout once per run (a binary
+// of an older run would apply older templates) and returns its directory,
+// which the documented commands find on their PATH.
+func (h *harness) deployctlDir() (string, error) {
+	dir := filepath.Join(h.state, "bin")
+	if !h.executorBuilt {
+		if _, err := h.run(10*time.Minute, h.repo, "go", "build", "-o", filepath.Join(dir, "deployctl"), "./cmd/deployctl"); err != nil {
+			return "", err
 		}
 		h.executorBuilt = true
 	}
-	spec, err := os.ReadFile(filepath.Join(h.e2eDir, "testdata", "platform.yaml"))
+	return dir, nil
+}
+
+// ---- the documented commands (docs/quickstart.md, generated README.md)
+
+// docBlocks reads the fenced blocks of a Markdown file marked for the e2e
+// (<!-- e2e:NAME -->): the commands a person is told to type.
+func docBlocks(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
-	token, err := os.ReadFile(filepath.Join(h.state, "argocd", "deployctl.token"))
+	blocks, err := render.E2EBlocks(b)
 	if err != nil {
-		return "", 0, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	ca, err := os.ReadFile(filepath.Join(h.state, "pki", "ca.crt"))
-	if err != nil {
-		return "", 0, err
-	}
-	environment := "name: e2e\ndomain: e2e.test\ngitRepository: git://127.0.0.1:9418/platform.git\ngitRevision: main\n"
-	for _, f := range []struct {
-		path string
-		data []byte
-	}{
-		{filepath.Join(cfg, "dag.yaml"), spec},
-		{filepath.Join(cfg, "environment.yaml"), []byte(environment)},
-		{filepath.Join(sec, "argocd-token"), token},
-		{filepath.Join(sec, "argocd-ca.crt"), ca},
-	} {
-		if err := os.WriteFile(f.path, f.data, 0o600); err != nil {
-			return "", 0, err
+	return blocks, nil
+}
+
+// settingLine is one line of the Quickstart's settings block: NAME=value,
+// and a comment.
+var settingLine = regexp.MustCompile(`^([A-Z_]+)=(\S*)(\s+#.*)?$`)
+
+// withSettings is the Quickstart's settings block with the values this
+// cluster needs, substituted where the Quickstart says to edit: the value
+// of the named lines, nothing else. A name the block lacks is an error (the
+// document changed under the test).
+func withSettings(block string, values map[string]string) (string, error) {
+	lines := strings.Split(block, "\n")
+	seen := map[string]bool{}
+	for i, l := range lines {
+		m := settingLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if v, ok := values[m[1]]; ok {
+			lines[i] = m[1] + "=" + shellQuote(v) + m[3]
+			seen[m[1]] = true
 		}
 	}
+	for name := range values {
+		if !seen[name] {
+			return "", fmt.Errorf("the Quickstart's settings block has no line %s=", name)
+		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// runDoc runs documented blocks verbatim, in order, in one bash (errexit,
+// pipefail) in dir, after prelude (the settings); the harness only puts
+// deployctl and the cluster's kubectl and argo on PATH and sets KUBECONFIG,
+// as a person following test/e2e/README.md does. env adds variables.
+func (h *harness) runDoc(dir, prelude string, blocks []string, env ...string) (string, error) {
+	bin, err := h.deployctlDir()
+	if err != nil {
+		return "", err
+	}
+	script := "set -euo pipefail\nexport PATH=" + shellQuote(bin) + ":$PATH\n" + prelude + "\n" + strings.Join(blocks, "\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, action)
-	cmd.Env = append(os.Environ(), "KUBECONFIG_PATH="+h.kube, "ENVIRONMENT=e2e", "CONFIG_DIR="+cfg, "SECRETS_DIR="+sec,
-		"REPORT_DIR="+dir, "LOG_FORMAT=text")
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+h.kube, "PATH="+h.bin+":"+os.Getenv("PATH"))
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return string(out), ee.ExitCode(), nil
+	if err != nil {
+		return string(out), fmt.Errorf("documented commands failed (%v):\n%s\n--- output:\n%s", err, strings.Join(blocks, "\n"), lastLines(string(out), 25))
 	}
-	return string(out), 0, err
+	return string(out), nil
 }

@@ -2,7 +2,7 @@
 # Smoke test of a running e2e cluster (make e2e-up first): Argo CD syncs an
 # Application from the loopback Git daemon to a real pod; then an Argo
 # Workflow (submitted with the argo CLI) runs two steps in pods that reach
-# argocd-server by its cluster DNS name over TLS with the API token: one with
+# argocd-server by its cluster DNS name over TLS with an admin session token: one with
 # the e2eapp image, one with our step image (deploystep validate, or the
 # stand-in while ./cmd/deploystep does not build). Finally the Application is
 # deleted with cascade. Uses its own namespace; leaves the platform alone.
@@ -10,12 +10,22 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ts0=$(date +%s)
 B=$(tools_bin); export PATH=$B:$PATH
-P=$STATE/pki; TOKEN=$(cat "$STATE/argocd/admin.token")
-# The in-cluster steps use the deployctl token; before deployctl's generated
-# RBAC is applied, the smoke grants it read access to Applications itself.
-rbac() { kubectl -n argocd patch configmap argocd-rbac-cm --type=merge -p "{\"data\":{\"policy.e2e-smoke.csv\":$1}}" >/dev/null; }
-rbac '"p, role:e2e-smoke, applications, get, default/*, allow\ng, deployctl, role:e2e-smoke\n"'
-trap 'rbac null' EXIT
+P=$STATE/pki
+# Its own credentials, removed at exit: an admin session (the harness
+# creates no token: deployctl's are made by docs/quickstart.md) in a Secret
+# the smoke's pods mount, with the CA.
+umask 077
+kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d >"$STATE/smoke.password"
+TOKEN=$(jq -n --rawfile p "$STATE/smoke.password" '{username: "admin", password: $p}' |
+  curl -sSf --cacert "$P/ca.crt" -H 'Content-Type: application/json' -d @- "https://$ARGOCD_ADDR/api/v1/session" | jq -r .token)
+rm -f "$STATE/smoke.password"
+printf '%s' "$TOKEN" >"$STATE/smoke.token"
+kubectl -n argo create secret generic e2e-smoke-token --from-file=token="$STATE/smoke.token" --dry-run=client -o yaml |
+  kubectl apply --server-side --field-manager=e2e-smoke -f - >/dev/null
+rm -f "$STATE/smoke.token"
+kubectl -n argo create secret generic e2e-smoke-ca --from-file=ca.crt="$P/ca.crt" --dry-run=client -o yaml |
+  kubectl apply --server-side --field-manager=e2e-smoke -f - >/dev/null
+trap 'kubectl -n argo delete secret e2e-smoke-token e2e-smoke-ca --ignore-not-found >/dev/null' EXIT
 api() { # METHOD PATH [BODY]
   curl -sS --fail-with-body --cacert "$P/ca.crt" -X "$1" "https://$ARGOCD_ADDR$2" \
     -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' ${3:+-d "$3"}
@@ -68,8 +78,8 @@ spec:
   serviceAccountName: e2e-smoke
   securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532}
   volumes:
-  - {name: token, secret: {secretName: deployctl-argocd-token, defaultMode: 0444}}
-  - {name: ca, secret: {secretName: argocd-ca, defaultMode: 0444}}
+  - {name: token, secret: {secretName: e2e-smoke-token, defaultMode: 0444}}
+  - {name: ca, secret: {secretName: e2e-smoke-ca, defaultMode: 0444}}
   - {name: tmp, emptyDir: {}}
   templates:
   - name: main

@@ -107,3 +107,17 @@ log "node Ready"
 
 "$E2E_DIR/addons.sh"
 log "cluster up (state $STATE, KUBECONFIG=$KUBECONFIG)"
+# What a person needs next (test/e2e/README.md, "Deploy by hand on the local cluster").
+cat <<EOF
+
+The e2e cluster is up. In your shell:
+
+  export KUBECONFIG=$KUBECONFIG
+  export PATH=$B:\$PATH      # kubectl, argo (Argo Workflows CLI) of the cluster's versions
+
+Argo CD:      https://$ARGOCD_ADDR   (CA: $P/ca.crt; in pods: argocd-server.argocd.svc:443)
+Admin login:  user admin, password: kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d
+Argo CD CLI:  not built here (the module proxy refuses its dependencies); docs/quickstart.md gets the token through the API.
+Git:          git://127.0.0.1:$GIT_PORT/platform.git (the test platform, test/e2e/testdata/platform.yaml)
+Next:         docs/quickstart.md with the settings in test/e2e/README.md; make e2e-down when done.
+EOF

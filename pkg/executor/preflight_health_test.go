@@ -1,0 +1,55 @@
+package executor
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/deployctl/deployctl/pkg/health"
+)
+
+// The preflight's health-customizations check reads the argocd-cm Argo CD
+// reads: all generated scripts present passes; a missing or edited one is
+// named (a warning: deploy applies them before it submits).
+func TestPreflightHealthCustomizations(t *testing.T) {
+	c, err := load(t, ActionDeploy, baseEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := health.ConfigMapData(c.DAG.Platform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := c.DAG.Platform.Spec.ArgoCD.Namespace
+	check := func(data map[string]string) Check {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns}, Data: data}
+		r := &run{cfg: c, cl: &Clients{Kube: fake.NewClientset(cm)}}
+		return r.checkHealthCustomizations(context.Background())
+	}
+	all := map[string]string{"admin.enabled": "true"}
+	for k, v := range want {
+		all[k] = v + "\n" // trailing white space is not a difference
+	}
+	if got := check(all); got.Status != Pass {
+		t.Errorf("all present: %+v", got)
+	}
+	const app = "resource.customizations.health.argoproj.io_Application"
+	edited := map[string]string{}
+	for k, v := range all {
+		edited[k] = v
+	}
+	delete(edited, "resource.customizations.health.ceph.rook.io_CephCluster")
+	edited[app] = "hs = {status = \"Healthy\"}\nreturn hs"
+	got := check(edited)
+	if got.Status != Warn || !strings.Contains(got.Reason, "missing resource.customizations.health.ceph.rook.io_CephCluster") ||
+		!strings.Contains(got.Reason, "not the generated script: "+app) || !strings.Contains(got.Reason, "deploy applies them") {
+		t.Errorf("one missing, one edited: %+v", got)
+	}
+	if got := check(nil); got.Status != Warn || !strings.Contains(got.Reason, app) {
+		t.Errorf("none: %+v", got)
+	}
+}
