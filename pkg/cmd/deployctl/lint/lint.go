@@ -9,6 +9,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/generate"
 )
 
 // NewCommand returns `deployctl lint FILE…`.
@@ -27,6 +28,14 @@ otherwise.`,
 				if err != nil {
 					failed++
 					fmt.Fprintln(cmd.ErrOrStderr(), err)
+					continue
+				}
+				// The one check that needs the compiled output: the size of
+				// each generated object. Running it here keeps lint the
+				// whole truth about what generate will accept.
+				if _, _, err := generate.Tree(d, "platform"); err != nil {
+					failed++
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", f, err)
 					continue
 				}
 				for _, w := range d.Redundant() {
