@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/render"
 )
 
 // dump is a `kubectl get applications -A -o yaml` List of n Applications
@@ -73,4 +76,39 @@ func TestTooLargeNoted(t *testing.T) {
 		}
 	}
 	t.Errorf("no note %q…:\n%s", want, strings.Join(r.Notes, "\n"))
+}
+
+// renderedSize is exactly the size of the rendered WorkflowTemplate: the
+// too-large note prints it.
+func TestRenderedSize(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 120} {
+		in := &Input{}
+		if err := in.Parse("dump.yaml", "dump", dump(n)); err != nil {
+			t.Fatal(err)
+		}
+		for _, from := range []StackFrom{{Kind: "label", Key: "team"}, {}} {
+			r, err := Import(in, Options{Name: "p", StackFrom: from})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = compileSpec("p.yaml", r.YAML, func(out *compile.Output) {
+				for _, a := range compile.Actions {
+					data, err := render.Object(out.WorkflowTemplates[a])
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := renderedSize(out.WorkflowTemplates[a])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != len(data) {
+						t.Errorf("%d apps, %s: renderedSize %d, rendered %d bytes", n, a, got, len(data))
+					}
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

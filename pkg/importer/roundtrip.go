@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/plan"
@@ -79,14 +81,70 @@ func (b *builder) check() error {
 // spec is still written: it can be split, or generated per stack.
 func (b *builder) tooLarge(out *compile.Output) {
 	for _, a := range compile.Actions {
-		data, err := render.Object(out.WorkflowTemplates[a])
-		if err != nil || len(data) <= render.MaxObjectBytes {
+		size, err := renderedSize(out.WorkflowTemplates[a])
+		if err != nil || size <= render.MaxObjectBytes {
 			continue
 		}
-		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: len(data), Apps: len(out.Deploy.Apps())}
+		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: size, Apps: len(out.Deploy.Apps())}
 		b.note("`deployctl generate` will refuse this spec as it is: %v", e)
 		return
 	}
+}
+
+// renderedSize is len(render.Object(wt)), exactly, without rendering the
+// whole object: a DAG of 10,000 tasks is tens of MiB of YAML, and many times
+// that on the way (JSON, maps, YAML nodes). A block sequence's text is its
+// items' texts one after the other, each at the same indentation, so the
+// object is rendered with the first task of each DAG only, and every other
+// task is rendered alone at the same depth (spec.templates[].dag.tasks[]),
+// its wrapper's bytes subtracted.
+func renderedSize(wt *wfv1.WorkflowTemplate) (int, error) {
+	skel := *wt
+	skel.Spec.Templates = append([]wfv1.Template(nil), wt.Spec.Templates...)
+	var dags [][]wfv1.DAGTask
+	for i, t := range skel.Spec.Templates {
+		if t.DAG == nil || len(t.DAG.Tasks) < 2 {
+			continue
+		}
+		d := *t.DAG
+		dags = append(dags, d.Tasks)
+		d.Tasks = d.Tasks[:1]
+		skel.Spec.Templates[i].DAG = &d
+	}
+	data, err := render.Object(&skel)
+	if err != nil {
+		return 0, err
+	}
+	size := len(data)
+	for _, tasks := range dags {
+		wrapped := func(ts ...wfv1.DAGTask) (int, error) {
+			data, err := render.Object(map[string]any{"spec": map[string]any{"templates": []any{map[string]any{"dag": map[string]any{"tasks": ts}}}}})
+			return len(data), err
+		}
+		// wrapper = [t0] + [t1] - [t0 t1]: the bytes that are not a task's.
+		first, err := wrapped(tasks[0])
+		if err != nil {
+			return 0, err
+		}
+		second, err := wrapped(tasks[1])
+		if err != nil {
+			return 0, err
+		}
+		both, err := wrapped(tasks[0], tasks[1])
+		if err != nil {
+			return 0, err
+		}
+		wrapper := first + second - both
+		size += second - wrapper
+		for _, t := range tasks[2:] {
+			n, err := wrapped(t)
+			if err != nil {
+				return 0, err
+			}
+			size += n - wrapper
+		}
+	}
+	return size, nil
 }
 
 // otherNamespaces explains the difference in metadata.namespace: Argo CD's
