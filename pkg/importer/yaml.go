@@ -74,11 +74,68 @@ func (b *builder) render(diffs map[string][]Difference) ([]byte, error) {
 		}
 	}
 	root.HeadComment = b.header()
+	return encodeByStack(&root, get(specNode, "stacks"))
+}
 
+// stacksPlaceholder stands for the stacks while the rest is encoded.
+const stacksPlaceholder = "deployctl-import-stacks-placeholder-9f2c41"
+
+// encodeByStack encodes the document as yaml.v3 would in one go, but stack
+// by stack: the encoder keeps every event of a document until it ends (for
+// 10,000 apps, hundreds of MB), and each stack's nodes are released once
+// written. The rest of the document is encoded with a placeholder item for
+// the stacks; each stack, encoded as a one-item sequence, is indented to
+// the placeholder's column in its place (block YAML is relative to its
+// indentation).
+func encodeByStack(root, stacks *yaml.Node) ([]byte, error) {
+	if stacks == nil || len(stacks.Content) == 0 {
+		return encode(root)
+	}
+	items := stacks.Content
+	stacks.Content = []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: stacksPlaceholder}}
+	skel, err := encode(root)
+	stacks.Content = items
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(skel, []byte("- "+stacksPlaceholder+"\n"))
+	if at < 0 {
+		return nil, fmt.Errorf("internal: no stacks placeholder in the encoded spec")
+	}
+	start := bytes.LastIndexByte(skel[:at], '\n') + 1
+	indent := skel[start:at]
+	if len(bytes.Trim(indent, " ")) != 0 {
+		return nil, fmt.Errorf("internal: the stacks placeholder is not alone on its line")
+	}
+	out := bytes.NewBuffer(make([]byte, 0, len(skel)))
+	out.Write(skel[:start])
+	for i, st := range items {
+		chunk, err := encode(&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{st}})
+		if err != nil {
+			return nil, err
+		}
+		items[i] = nil
+		for len(chunk) > 0 {
+			n := bytes.IndexByte(chunk, '\n') + 1
+			if n == 0 {
+				n = len(chunk)
+			}
+			if n > 1 {
+				out.Write(indent)
+			}
+			out.Write(chunk[:n])
+			chunk = chunk[n:]
+		}
+	}
+	out.Write(skel[at+len("- "+stacksPlaceholder+"\n"):])
+	return out.Bytes(), nil
+}
+
+func encode(n *yaml.Node) ([]byte, error) {
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
-	if err := enc.Encode(&root); err != nil {
+	if err := enc.Encode(n); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

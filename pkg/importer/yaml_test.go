@@ -1,0 +1,58 @@
+package importer
+
+import (
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// encodeByStack writes the bytes one encoding would: comments, literal
+// blocks with blank lines, flow maps, at every depth.
+func TestEncodeByStack(t *testing.T) {
+	src := `# head
+
+# more
+apiVersion: deployctl.dev/v1alpha1
+spec:
+  argocd: {namespace: argocd}
+  stacks:
+    # above the first
+    - name: a
+      apps:
+        # above an app
+        #
+        # with a blank comment line
+        - name: x
+          helm:
+            values: "a: 1\n\nb:\n  - 2\n\n\n"
+          dependsOn:
+            - y # why
+    - name: b
+      apps: [{name: z}]
+  healthOptions: {x: 1}
+`
+	for _, style := range []bool{false, true} {
+		var one, two yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &one); err != nil {
+			t.Fatal(err)
+		}
+		_ = yaml.Unmarshal([]byte(src), &two)
+		if style {
+			styleAll(&one)
+			styleAll(&two)
+		}
+		want, err := encode(&one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeByStack(&two, get(get(two.Content[0], "spec"), "stacks"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("by stack:\n%s\nin one go:\n%s", got, want)
+		}
+	}
+}
+
+func styleAll(n *yaml.Node) { style(n.Content[0], "") }
