@@ -336,10 +336,12 @@ func (in *Input) object(file, folder string, n *yaml.Node, where string) {
 		in.NotObjects = append(in.NotObjects, fmt.Sprintf("%s:%d%s: not a Kubernetes object (a %s)", file, line, where, nodeKind(n)))
 		return
 	}
-	var obj map[string]any
-	if err := n.Decode(&obj); err != nil {
-		in.problem("%s:%d%s: %s", file, line, where, yamlErr(err))
-		return
+	obj, ok := listHead(n)
+	if !ok {
+		if err := n.Decode(&obj); err != nil {
+			in.problem("%s:%d%s: %s", file, line, where, yamlErr(err))
+			return
+		}
 	}
 	kind, _ := obj["kind"].(string)
 	apiVersion, _ := obj["apiVersion"].(string)
@@ -381,6 +383,45 @@ func (in *Input) object(file, folder string, n *yaml.Node, where string) {
 		return
 	}
 	in.application(file, line, folder, where, obj, n)
+}
+
+// listHead decodes a List without its items, which are decoded one by one
+// as objects of their own: decoding the whole List as well would hold every
+// item twice (a dump of 10,000 Applications, hundreds of MB). It is the
+// same as decoding the whole List when that succeeds; false (decode the
+// whole List, for its errors) when n is no List or a part does not decode.
+func listHead(n *yaml.Node) (map[string]any, bool) {
+	k := get(n, "kind")
+	if k == nil || k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" || !strings.HasSuffix(k.Value, "List") {
+		return nil, false
+	}
+	head := *n
+	head.Content = nil
+	var items *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "items" {
+			if items != nil {
+				return nil, false // a duplicate key: the whole List's error
+			}
+			items = n.Content[i+1]
+			continue
+		}
+		head.Content = append(head.Content, n.Content[i], n.Content[i+1])
+	}
+	if items == nil || items.Kind != yaml.SequenceNode {
+		return nil, false
+	}
+	var obj map[string]any
+	if err := head.Decode(&obj); err != nil {
+		return nil, false
+	}
+	for _, it := range items.Content {
+		var item any
+		if err := it.Decode(&item); err != nil {
+			return nil, false
+		}
+	}
+	return obj, true
 }
 
 // application adds one Application object (n is its YAML, for the line of

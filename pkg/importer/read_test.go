@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"gopkg.in/yaml.v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deployctl/deployctl/pkg/compile"
@@ -380,5 +381,32 @@ func TestAutomatedEmptyIsNotAbsent(t *testing.T) {
 	}
 	if y := string(r.YAML); !strings.Contains(y, "    automated: {}\n") || !strings.Contains(y, "    managedNamespaceMetadata: {}\n") {
 		t.Errorf("spec:\n%s", r.YAML)
+	}
+}
+
+// A List that does not decode as a whole is decoded as a whole, for its
+// errors, as before listHead: a duplicate key in an item or in the List.
+func TestListHeadDeclines(t *testing.T) {
+	item := "- {apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: a}}\n"
+	for src, ok := range map[string]bool{
+		"kind: List\nitems:\n" + item:                                   true,
+		"kind: List\nitems:\n" + item + "items: []\n":                   false,
+		"kind: List\nitems:\n- {kind: A, kind: B}\n":                    false,
+		"kind: List\nkind: List\nitems:\n" + item:                       false,
+		"kind: Listing\nitems: {}\n":                                    false,
+		"kind: ConfigMap\nitems:\n" + item:                              false,
+		"metadata: {name: x}\nkind: !!str List\nitems:\n" + item + item: true,
+	} {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+			t.Fatal(err)
+		}
+		obj, got := listHead(doc.Content[0])
+		if got != ok {
+			t.Errorf("listHead(%q): %v, want %v", src, got, ok)
+		}
+		if got && obj["kind"] != "List" {
+			t.Errorf("listHead(%q): kind %v", src, obj["kind"])
+		}
 	}
 }
