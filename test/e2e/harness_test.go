@@ -269,8 +269,11 @@ type application struct {
 			LastTransitionTime *kTime `json:"lastTransitionTime"`
 		}
 		OperationState *struct {
-			Phase      string
-			Message    string
+			Phase     string
+			Message   string
+			Operation struct {
+				Info []struct{ Name, Value string }
+			}
 			StartedAt  *kTime `json:"startedAt"`
 			FinishedAt *kTime `json:"finishedAt"`
 		} `json:"operationState"`
@@ -460,6 +463,35 @@ func (w *workflow) describeWith(logs map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// lastLine: the last line the main container of the workflow's pod node
+// (by node name) printed that is not the executor's own.
+func (h *harness) lastLine(w *workflow, node string) string {
+	var l struct {
+		Items []struct {
+			Metadata struct {
+				Name        string
+				Annotations map[string]string
+			}
+		}
+	}
+	if err := h.getJSON(&l, "-n", argoNS, "get", "pods", "-l", "workflows.argoproj.io/workflow="+w.Metadata.Name); err != nil {
+		return ""
+	}
+	out := ""
+	for _, p := range l.Items {
+		if p.Metadata.Annotations["workflows.argoproj.io/node-name"] != node {
+			continue
+		}
+		text, _ := h.kubectl("-n", argoNS, "logs", p.Metadata.Name, "-c", "main", "--tail=20")
+		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+			if line != "" && !strings.Contains(line, "argo=true") && !strings.HasPrefix(line, "Error: exit status") {
+				out = line
+			}
+		}
+	}
+	return out
 }
 
 // stepLogs: for each failed pod node of the workflow (by node name), the

@@ -63,6 +63,7 @@ stop_pidfile() {
   p=$(cat "$f")
   if [[ -n $p ]] && kill -0 "$p" 2>/dev/null; then
     kill "$p" 2>/dev/null || true
+    kill -CONT "$p" 2>/dev/null || true # a process the scenario stopped (SIGSTOP) acts on TERM only when continued
     for ((i = 0; i < 20; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$p" 2>/dev/null || true
   fi

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -1098,6 +1099,11 @@ func (s *scenario) faults() (string, error) {
 	if _, err := h.script("restart.sh", "workflow-controller"); err != nil {
 		return "", err
 	}
+	// the application controller stops while gateway's node waits.
+	p, err := s.pauseController(name, submitted)
+	if err != nil {
+		return "", fmt.Errorf("paused application controller: %w", err)
+	}
 	w, err := h.waitWorkflow(name, wfTimeout)
 	if err != nil {
 		return "", err
@@ -1118,6 +1124,228 @@ func (s *scenario) faults() (string, error) {
 			attempts++
 		}
 	}
-	return fmt.Sprintf("argocd-server restarted while %s waited (%d attempt(s)), workflow-controller restarted while %s ran; %s Succeeded in %s, order held",
-		waitApp, attempts, runApp, name, sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time))), nil
+	pause, err := s.checkPause(w, p, submitted)
+	if err != nil {
+		return "", fmt.Errorf("paused application controller: %w (%s)", err, pause)
+	}
+	return fmt.Sprintf("argocd-server restarted while %s waited (%d attempt(s)), workflow-controller restarted while %s ran; %s; %s Succeeded in %s, order held",
+		waitApp, attempts, runApp, pause, name, sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time))), nil
+}
+
+// ---- 9b: a paused application controller (issue 18)
+
+const (
+	pauseApp = "gateway"
+	pauseFor = 18 * time.Second // well under the app's health timeout (2m)
+)
+
+// paused is what pauseController saw.
+type paused struct {
+	stop, cont time.Time
+	opPhase    string            // pauseApp's operation when the controller stopped
+	healthy    map[string]bool   // apps Healthy in the view taken just after the stop
+	phases     map[string]string // app -> node phases seen during the pause, in order
+	annotated  int               // external refresh annotations set during the pause
+	violations []string
+}
+
+// controllerPid is the application controller's pid (a host process).
+func (h *harness) controllerPid() (int, error) {
+	b, err := os.ReadFile(filepath.Join(h.state, "run", "argocd-application-controller.pid"))
+	if err != nil {
+		return 0, err
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
+		return 0, fmt.Errorf("bad application-controller pidfile: %q", b)
+	}
+	return pid, nil
+}
+
+// pauseController stops Argo CD's application controller (SIGSTOP) as soon
+// as pauseApp's sync operation of run name has started and the app is not
+// yet Healthy, so its node is waiting for the operation or for fresh health.
+// While paused no status is written: no reconciliation can happen, so no
+// node whose app was not Healthy when the controller stopped may finish
+// Succeeded. Meanwhile an external `refresh` annotation is set on the app
+// every 2 s (normal and hard in turn: each a write that is not a
+// reconciliation, the P1 trigger). The controller is always resumed.
+func (s *scenario) pauseController(name string, submitted time.Time) (p *paused, err error) {
+	h := s.h
+	pid, err := h.controllerPid()
+	if err != nil {
+		return nil, err
+	}
+	var a application
+	if err := h.waitFor(pauseApp+" sync started, not Healthy", 5*time.Minute, func() (bool, error) {
+		if err := h.getJSON(&a, "-n", argocdNS, "get", "applications.argoproj.io", pauseApp); err != nil {
+			return false, err
+		}
+		return syncStart(a, submitted) != nil && a.Status.Health.Status != "Healthy", nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("SIGSTOP application controller %d: %w", pid, err)
+	}
+	p = &paused{stop: time.Now(), healthy: map[string]bool{}, phases: map[string]string{}}
+	resumed := false
+	resume := func() error {
+		if resumed {
+			return nil
+		}
+		resumed = true
+		p.cont = time.Now()
+		return syscall.Kill(pid, syscall.SIGCONT)
+	}
+	defer func() {
+		if rerr := resume(); rerr != nil && err == nil {
+			err = fmt.Errorf("SIGCONT application controller %d: %w", pid, rerr)
+		}
+	}()
+	if op := a.Status.OperationState; op != nil {
+		p.opPhase = op.Phase
+	} else {
+		p.opPhase = "requested"
+	}
+	// A status write in flight when the process stopped may still land:
+	// the reference view is taken a second later.
+	time.Sleep(time.Second)
+	apps, err := h.applications()
+	if err != nil {
+		return p, err
+	}
+	for _, app := range s.p.Apps {
+		p.healthy[app] = apps[app].Status.Health.Status == "Healthy"
+	}
+	if p.healthy[pauseApp] {
+		return p, fmt.Errorf("%s became Healthy before the controller stopped: nothing to check", pauseApp)
+	}
+	note := func(app, phase string) {
+		ph := strings.Split(p.phases[app], ",")
+		if p.phases[app] == "" || ph[len(ph)-1] != phase {
+			if p.phases[app] != "" {
+				p.phases[app] += ","
+			}
+			p.phases[app] += phase
+		}
+	}
+	kinds := []string{"normal", "hard"}
+	for next := time.Now(); time.Since(p.stop) < pauseFor; time.Sleep(time.Second) {
+		if time.Now().After(next) {
+			if _, err := h.kubectl("-n", argocdNS, "annotate", "--overwrite", "applications.argoproj.io", pauseApp,
+				"argocd.argoproj.io/refresh="+kinds[p.annotated%2]); err == nil {
+				p.annotated++
+			}
+			next = time.Now().Add(2 * time.Second)
+		}
+		w, err := h.workflow(name)
+		if err != nil {
+			continue
+		}
+		for app, n := range w.appNodes(syncTmpl) {
+			if !p.healthy[app] {
+				note(app, n.Phase)
+			}
+			if n.Phase == "Succeeded" && !p.healthy[app] {
+				p.violations = append(p.violations, fmt.Sprintf("%s Succeeded at %s while the controller was stopped (not Healthy when it stopped)",
+					app, time.Since(p.stop).Round(time.Second)))
+			}
+		}
+	}
+	return p, resume()
+}
+
+// checkPause judges the finished run w against what pauseController saw.
+func (s *scenario) checkPause(w *workflow, p *paused, submitted time.Time) (string, error) {
+	h := s.h
+	apps, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	errs := append([]string(nil), p.violations...)
+	nodes := w.appNodes(syncTmpl)
+	// (a) on the records: a node of an app not Healthy at the stop finished
+	// after SIGCONT (Kubernetes times have whole seconds).
+	contS := p.cont.Truncate(time.Second)
+	var waited []string
+	for _, app := range s.p.Apps {
+		n, ok := nodes[app]
+		if !ok || n.StartedAt == nil || n.StartedAt.After(p.stop) || (n.FinishedAt != nil && n.FinishedAt.Before(p.stop.Truncate(time.Second))) {
+			continue // not running during the pause
+		}
+		if p.healthy[app] {
+			continue
+		}
+		waited = append(waited, app)
+		if n.FinishedAt == nil || n.FinishedAt.Before(contS) {
+			errs = append(errs, fmt.Sprintf("%s: node finished %v, before SIGCONT %s", app, n.FinishedAt, p.cont.Format(time.TimeOnly)))
+		}
+	}
+	// (c) one sync operation per app in this run (one more per retried attempt at most)
+	attempts := map[string]int{}
+	for _, n := range w.Status.Nodes {
+		if n.Type == "Pod" && n.template() == syncTmpl {
+			attempts[n.param("app")]++
+		}
+	}
+	var syncs []string
+	for _, app := range s.p.Apps {
+		a := apps[app]
+		count := 0
+		from := submitted.Add(-time.Second)
+		for _, hi := range a.Status.History {
+			if hi.DeployStartedAt != nil && !hi.DeployStartedAt.Before(from) {
+				count++
+			}
+		}
+		req, id := "", ""
+		if op := a.Status.OperationState; op != nil {
+			for _, i := range op.Operation.Info {
+				switch i.Name {
+				case "deploystep.request":
+					req = i.Value
+				case "deploystep.sync-id":
+					id = i.Value
+				}
+			}
+		}
+		if count != 1 && !(attempts[app] > 1 && count >= 1 && count <= attempts[app]) {
+			errs = append(errs, fmt.Sprintf("%s: %d sync operations in this run (%d attempt(s))", app, count, attempts[app]))
+		}
+		if id == "" {
+			errs = append(errs, app+": last operation has no deploystep.sync-id")
+		}
+		if count != 1 || req != "1" {
+			syncs = append(syncs, fmt.Sprintf("%s:%d(req %s)", app, count, req))
+		}
+	}
+	after := "?"
+	if n := nodes[pauseApp]; n.FinishedAt != nil {
+		after = sec(n.FinishedAt.Sub(p.cont))
+	}
+	last := ""
+	for _, n := range w.Status.Nodes {
+		if n.Type == "Pod" && n.template() == syncTmpl && n.param("app") == pauseApp && n.Phase == "Succeeded" {
+			last = h.lastLine(w, n.Name)
+		}
+	}
+	var ph []string
+	for _, app := range s.p.Apps {
+		if p.phases[app] != "" {
+			ph = append(ph, app+"="+p.phases[app])
+		}
+	}
+	sort.Strings(waited)
+	syncNote := "each app 1 sync (request 1)"
+	if len(syncs) > 0 {
+		syncNote = "syncs " + strings.Join(syncs, " ")
+	}
+	detail := fmt.Sprintf("controller stopped %s–%s (%s) at %s's operation %s, %d external refresh annotations; waiting then: %v; node phases while stopped: %s; %s; %s finished %s after SIGCONT, its last line: %q",
+		p.stop.Format(time.TimeOnly), p.cont.Format(time.TimeOnly), sec(p.cont.Sub(p.stop)), pauseApp, p.opPhase, p.annotated,
+		waited, strings.Join(ph, " "), syncNote, pauseApp, after, last)
+	if len(errs) > 0 {
+		return detail, errors.New(strings.Join(errs, "; "))
+	}
+	return detail, nil
 }
