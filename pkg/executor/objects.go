@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/deployctl/deployctl/pkg/compile"
-	"github.com/deployctl/deployctl/pkg/health"
 	"github.com/deployctl/deployctl/pkg/manifest"
 )
 
@@ -60,24 +59,10 @@ var resources = map[string]schema.GroupVersionResource{
 // three actions, so validate and teardown always match the deploy).
 func objectsToApply(c *Config, out *compile.Output) ([]object, error) {
 	p := c.DAG.Platform
-	healthData, err := health.ConfigMapData(p)
-	if err != nil {
-		return nil, err
-	}
+	// The compiled argocd-cm partial already holds the account and the
+	// health customizations (pkg/compile/rbac.go): one apply owns them all.
 	var typed []any
-	for _, o := range out.RBAC {
-		// Server-side apply makes a field manager own exactly what it last
-		// applied: argocd-cm must be applied once, with every key deployctl
-		// owns, or each apply would drop the other's keys.
-		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Name == "argocd-cm" {
-			merged := cm.DeepCopy()
-			for k, v := range healthData {
-				merged.Data[k] = v
-			}
-			o = merged
-		}
-		typed = append(typed, o)
-	}
+	typed = append(typed, out.RBAC...)
 	labels := map[string]string{compile.LabelPlatform: out.Platform, compile.LabelManagedBy: compile.ManagedBy}
 	secret := func(name, key string, data []byte) *corev1.Secret {
 		return &corev1.Secret{
