@@ -2,8 +2,10 @@ package importer
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -89,7 +91,7 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 		}
 		return refused[dir] || len(in.Problems) > before
 	}
-	all := sortedSet(dirs)
+	all := slices.Sorted(maps.Keys(dirs))
 	for _, d := range all {
 		walk(filepath.Clean(d))
 	}

@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -165,21 +167,12 @@ func (in *Input) readDir(root string) {
 	for _, f := range files {
 		in.readFile(f, root, folderOf(f))
 	}
-	for _, dir := range sortedSet(charts) {
+	for _, dir := range slices.Sorted(maps.Keys(charts)) {
 		in.chart(dir)
 	}
 	for _, dir := range in.kustomizeRoots(kustomizations) {
 		in.kustomize(dir, root, folderOf(dir))
 	}
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func isFile(p string) bool {

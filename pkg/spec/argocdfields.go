@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -33,7 +35,7 @@ func (d *Document) checkSyncPolicy(errs *Errors, path string, sp *SyncPolicy) {
 	add := func(p, format string, args ...any) { *errs = append(*errs, d.At(p, format, args...)) }
 	mp := path + ".managedNamespaceMetadata"
 	m := sp.ManagedNamespaceMetadata
-	for _, k := range sortedKeys(m.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(m.Labels)) {
 		for _, msg := range validation.IsQualifiedName(k) {
 			add(mp+".labels."+k, "label key %q: %s", k, msg)
 		}
@@ -41,7 +43,7 @@ func (d *Document) checkSyncPolicy(errs *Errors, path string, sp *SyncPolicy) {
 			add(mp+".labels."+k, "label %s: value %q: %s", k, m.Labels[k], msg)
 		}
 	}
-	for _, k := range sortedKeys(m.Annotations) {
+	for _, k := range slices.Sorted(maps.Keys(m.Annotations)) {
 		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
 			add(mp+".annotations."+k, "annotation key %q: %s", k, msg)
 		}

@@ -3,11 +3,12 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -474,7 +475,7 @@ func (d *Document) checkDestination(errs *Errors, at string, dst *Destination) {
 // checkLabels applies Kubernetes' label rules; own says the labels go on
 // deployctl's own Application, where deployctl's keys are reserved.
 func (d *Document) checkLabels(errs *Errors, at string, labels map[string]string, own bool) {
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		kp := at + "." + k
 		if own && reservedKey(k) {
 			*errs = append(*errs, d.At(kp, "label %q is reserved: deployctl sets it on what it generates and finds its objects by it", k))
@@ -492,7 +493,7 @@ func (d *Document) checkLabels(errs *Errors, at string, labels map[string]string
 // checkAnnotations applies Kubernetes' annotation rules and the reserved
 // prefix.
 func (d *Document) checkAnnotations(errs *Errors, at string, ann map[string]string) {
-	for _, k := range sortedKeys(ann) {
+	for _, k := range slices.Sorted(maps.Keys(ann)) {
 		kp := at + "." + k
 		if reservedKey(k) && !UserAnnotations[k] {
 			*errs = append(*errs, d.At(kp, "annotation %q is reserved for deployctl", k))
@@ -533,13 +534,4 @@ func (d *Document) report(errs *Errors, path string, err error) {
 	if err != nil {
 		*errs = append(*errs, d.At(path, "%s", err.Error()))
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
