@@ -295,10 +295,9 @@ func (c *Config) loadSpec(env *EnvironmentFile, scopeOK bool) []string {
 	if err != nil {
 		return []string{readProblem(path, err)}
 	}
-	doc, err := spec.Load(path, data)
-	if err == nil {
-		c.DAG, err = dag.Build(doc)
-	}
+	// dag.Parse, as lint: a spec with errors still has its graph checked,
+	// so a cycle is listed with the other problems.
+	c.DAG, err = dag.Parse(path, data)
 	if err != nil {
 		var es spec.Errors
 		if errors.As(err, &es) {

@@ -191,6 +191,29 @@ spec:
 	wantAll(t, problemsOf(t, err), "ghost", "phantom")
 }
 
+// A spec with a missing field still has its graph checked: the cycle is
+// listed with the other problems, as lint lists it.
+func TestLoadListsCycleWithSpecErrors(t *testing.T) {
+	dir := configDir(t, "name: staging\ndomain: d\ngitRepository: https://git.example.com/p.git\ngitRevision: main\n", `apiVersion: deployctl.dev/v1alpha1
+kind: Platform
+metadata: {name: broken}
+spec:
+  stacks:
+  - name: base
+    apps:
+    - name: a
+      dependsOn: [b]
+      source: {repoURL: https://g, path: a}
+    - name: b
+      dependsOn: [a]
+      source: {repoURL: https://g, path: b}
+`)
+	env := baseEnv(t)
+	env["CONFIG_DIR"] = dir
+	_, err := load(t, ActionValidate, env)
+	wantAll(t, problemsOf(t, err), `missing required field "workflow"`, "a → b → a")
+}
+
 func TestFlagsOverrideEnvironment(t *testing.T) {
 	env := baseEnv(t)
 	env["ENVIRONMENT"] = "production"
