@@ -48,6 +48,7 @@ type scenario struct {
 	outcomeMsg   string
 	results      []*v1alpha1.ResourceResult
 	resync       time.Duration // periodic reconciliation
+	resyncsAfter int           // if > 0: periodic reconciliations stop after this many once our operation finished
 	earlierOp    bool          // an operation we did not start is running at start
 	earlierStuck bool          // ... and never ends unless terminated
 	ourOpStuck   bool          // our operation never ends unless terminated
@@ -98,6 +99,7 @@ type fakeArgo struct {
 	ourOpFinished       time.Time // zero until our sync finished
 	postOpPending       bool
 	lastReconcile       time.Time
+	resyncsAfterOp      int       // periodic reconciliations since our sync finished (scenario.resyncsAfter)
 	freshIdx, duringIdx int
 	freshHealth         health.HealthStatusCode // health of the last reconcile that started after our sync finished; "" if the current health is not such
 	opNoticed           bool                    // missesOp: a refresh came after our operation was set
@@ -521,6 +523,12 @@ func (f *fakeArgo) step() {
 	case annotated && !f.sc.refreshIgnored:
 		f.reconcile(false)
 	case now.Sub(f.lastReconcile) >= f.sc.resync:
+		if f.sc.resyncsAfter > 0 && !f.ourOpFinished.IsZero() {
+			if f.resyncsAfterOp >= f.sc.resyncsAfter {
+				return
+			}
+			f.resyncsAfterOp++
+		}
 		f.reconcile(false)
 	}
 }

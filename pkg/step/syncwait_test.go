@@ -78,10 +78,13 @@ func TestStaleHealthyThenProgressingWaitsForRealHealthy(t *testing.T) {
 // reconciliation, proves nothing: such an answer is no newer than what the
 // step had seen. Health comes from the controller's own later
 // reconciliations; a Degraded that no hard refresh can confirm is a
-// timeout, not a failure.
+// timeout, not a failure. (The controller reconciles on its own only twice
+// after the sync, each writing a different health: enough to prove the
+// Degraded fresh, none left to confirm it. A later own reconciliation would
+// confirm it, rightly: a failure.)
 func TestRefreshAnswerNotNewerIsNotTrusted(t *testing.T) {
 	t.Parallel()
-	f := newFakeArgo(t, scenario{exists: true, before: healthy, refreshIgnored: true, after: hs(degraded), resync: 300 * time.Millisecond})
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, refreshIgnored: true, after: hs(progressing, degraded), resync: 300 * time.Millisecond, resyncsAfter: 2})
 	o := syncAndWait(t, f)
 	expect(t, o, ExitTimeout, "is Degraded after its sync", "not confirmed")
 	if f.count("refresh") < 2 || !strings.Contains(o.stderr, "no newer than what the step had seen") {
