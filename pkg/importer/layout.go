@@ -471,9 +471,7 @@ func excludeGlob(existing string, files []string) (string, bool) {
 // import meant it (a note says so), so only what the spec cannot express
 // is reported.
 func ownManifest(m *Manifest, o *own) *Manifest {
-	raw, _ := json.Marshal(m.Raw)
-	var cp map[string]any
-	_ = json.Unmarshal(raw, &cp)
+	cp := m.view()
 	specObj, _ := cp["spec"].(map[string]any)
 	setExclude := func(src map[string]any, pat string) {
 		d, _ := src["directory"].(map[string]any)
@@ -503,6 +501,6 @@ func ownManifest(m *Manifest, o *own) *Manifest {
 		}
 	}
 	out := *m
-	out.Raw = cp
+	out.Raw, _ = json.Marshal(cp)
 	return &out
 }

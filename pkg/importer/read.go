@@ -37,11 +37,22 @@ type Manifest struct {
 	File   string
 	Line   int
 	Folder string
-	// Raw is the object as written; App is the same, typed. Raw is what
-	// the round trip compares against, so a field the typed struct does
-	// not know is still reported.
-	Raw map[string]any
+	// Raw is the object as written, as far as the round trip compares it
+	// (comparable: name, namespace, labels, annotations and spec, empty
+	// values pruned), in compact JSON; App is the object typed, without
+	// status. Raw is what the round trip compares against, so a field the
+	// typed struct does not know is still reported. Kept as bytes, not as
+	// a map or YAML nodes: a map of every field of 10,000 Applications is
+	// several times the input (issue 11).
+	Raw []byte
 	App *appv1.Application
+}
+
+// view is Raw decoded: a fresh value the caller may change.
+func (m *Manifest) view() map[string]any {
+	var v map[string]any
+	_ = json.Unmarshal(m.Raw, &v)
+	return v
 }
 
 // Where is "file:line" of the manifest.
@@ -267,6 +278,13 @@ func (in *Input) parse(file, folder string, data []byte) {
 		in.problem("%s:%d: Helm template syntax ({{ ... }}): render it first: helm template %s | deployctl import -", file, n, chartOf(file))
 		return
 	}
+	if !in.parseList(file, folder, data) {
+		in.parseDocuments(file, folder, data)
+	}
+}
+
+// parseDocuments parses each YAML document whole.
+func (in *Input) parseDocuments(file, folder string, data []byte) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc yaml.Node
@@ -424,7 +442,10 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		name, _ = md["name"].(string)
 	}
-	raw, err := json.Marshal(obj)
+	// Status is the server's, ignored: not decoded into App, not kept.
+	typed := maps.Clone(obj)
+	delete(typed, "status")
+	raw, err := json.Marshal(typed)
 	if err != nil {
 		in.problem("%s:%d%s: Application %s: %v", file, line, where, name, err)
 		return false
@@ -451,7 +472,12 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 			"that uses it builds (its folder, or kustomize build DIR | deployctl import -); else give it a source", file, line, where, name)
 		return false
 	}
-	in.Apps = append(in.Apps, Manifest{File: file, Line: line, Folder: folder, Raw: obj, App: &app})
+	view, err := json.Marshal(comparable(obj, nil, nil))
+	if err != nil {
+		in.problem("%s:%d%s: Application %s: %v", file, line, where, name, err)
+		return false
+	}
+	in.Apps = append(in.Apps, Manifest{File: file, Line: line, Folder: folder, Raw: view, App: &app})
 	return true
 }
 
@@ -505,7 +531,7 @@ func (in *Input) check() error {
 		}
 		prev := kept[i]
 		var d []Difference
-		diff(key, "", comparable(prev.Raw, nil, nil), comparable(m.Raw, nil, nil), &d)
+		diff(key, "", prune(prev.view()), prune(m.view()), &d)
 		if len(d) == 0 {
 			in.twice = append(in.twice, fmt.Sprintf("%s (%s and %s)", key, prev.Where(), m.Where()))
 			continue

@@ -410,3 +410,26 @@ func TestListHeadDeclines(t *testing.T) {
 		}
 	}
 }
+
+// Status is the server's: one that would not decode as Argo CD's type is
+// not an error, and the same Application with another status (a Git file
+// and a live dump) is the same Application. Only what the round trip
+// compares is kept (Manifest.Raw).
+func TestStatusIgnored(t *testing.T) {
+	orig, err := os.ReadFile("testdata/rivendell/kubernetes/apps/metallb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"git/metallb.yaml":  string(orig),
+		"live/metallb.yaml": string(orig) + "status:\n  sync: [not, an, object]\n  health: {status: Healthy}\n",
+	})
+	r := importDir(t, "folder", dir)
+	if n := "read twice, the same both times, kept once: argocd/metallb (" + dir + "/git/metallb.yaml:1 and " + dir + "/live/metallb.yaml:1)"; !hasNote(r, n) {
+		t.Errorf("no note %q in %v", n, r.Notes)
+	}
+	if raw := string(r.Sources["metallb"].Raw); strings.Contains(raw, "status") || !strings.Contains(raw, `"spec":`) {
+		t.Errorf("Raw %s", raw)
+	}
+}

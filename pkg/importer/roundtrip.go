@@ -52,7 +52,7 @@ func (b *builder) check() error {
 	}
 	byApp := map[string][]Difference{}
 	for name, m := range b.res.Sources {
-		diffs := Compare(name, m.Raw, apps[name])
+		diffs := Compare(name, m.view(), apps[name])
 		byApp[name] = diffs
 		b.res.Differences = append(b.res.Differences, diffs...)
 	}

@@ -1,7 +1,7 @@
 package importer
 
 import (
-	"maps"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -115,18 +115,14 @@ func syncWave(ann map[string]string) (wave int, has, unreadable bool) {
 // withoutLabel is m, for the round trip, without a label the import leaves
 // out on purpose (its notes say so).
 func withoutLabel(m *Manifest, key string) *Manifest {
-	md, _ := m.Raw["metadata"].(map[string]any)
+	raw := m.view()
+	md, _ := raw["metadata"].(map[string]any)
 	labels, _ := md["labels"].(map[string]any)
 	if _, ok := labels[key]; !ok {
 		return m
 	}
-	raw := maps.Clone(m.Raw)
-	md = maps.Clone(md)
-	labels = maps.Clone(labels)
 	delete(labels, key)
-	md["labels"] = labels
-	raw["metadata"] = md
 	out := *m
-	out.Raw = raw
+	out.Raw, _ = json.Marshal(raw)
 	return &out
 }
