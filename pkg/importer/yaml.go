@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // render writes the spec as YAML a person maintains: the usual field order
@@ -14,12 +16,12 @@ import (
 // comment, and above each app what its generated Application would not
 // reproduce.
 func (b *builder) render(diffs map[string][]Difference) ([]byte, error) {
-	raw, err := json.Marshal(b.res.Platform)
+	// The document without its stacks; each stack is made into YAML nodes
+	// only while it is written (encodeByStack).
+	skel := *b.res.Platform
+	skel.Spec.Stacks = []spec.Stack{}
+	root, err := nodes(&skel)
 	if err != nil {
-		return nil, err
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(raw, &root); err != nil {
 		return nil, err
 	}
 	doc := root.Content[0]
@@ -33,29 +35,38 @@ func (b *builder) render(diffs map[string][]Difference) ([]byte, error) {
 			remove(empty.parent, empty.key)
 		}
 	}
+	root.HeadComment = b.header()
 
-	edges := map[string]map[string]Edge{} // from → to → edge; stacks keyed "stack "+name
-	for _, e := range b.res.Edges {
+	// from → its edges (indices in b.res.Edges); stacks keyed "stack "+name.
+	edges := map[string][]int{}
+	for i, e := range b.res.Edges {
 		from := e.From
 		if e.Stack {
 			from = "stack " + from
 		}
-		if edges[from] == nil {
-			edges[from] = map[string]Edge{}
-		}
-		edges[from][e.To] = e
+		edges[from] = append(edges[from], i)
 	}
 	comment := func(from string, deps *yaml.Node) {
 		if deps == nil {
 			return
 		}
+		to := map[string]Edge{}
+		for _, i := range edges[from] {
+			to[b.res.Edges[i].To] = b.res.Edges[i]
+		}
 		for _, d := range deps.Content {
-			if e, ok := edges[from][d.Value]; ok {
+			if e, ok := to[d.Value]; ok {
 				d.LineComment = "# " + e.Comment()
 			}
 		}
 	}
-	for _, st := range get(specNode, "stacks").Content {
+	stack := func(i int) (*yaml.Node, error) {
+		n, err := nodes(&b.res.Platform.Spec.Stacks[i])
+		if err != nil {
+			return nil, err
+		}
+		st := n.Content[0]
+		style(st, "") // as an item of the stacks list
 		comment("stack "+get(st, "name").Value, get(st, "dependsOn"))
 		for _, app := range get(st, "apps").Content {
 			name := get(app, "name").Value
@@ -72,29 +83,40 @@ func (b *builder) render(diffs map[string][]Difference) ([]byte, error) {
 				app.HeadComment = strings.Join(lines, "\n")
 			}
 		}
+		return st, nil
 	}
-	root.HeadComment = b.header()
-	return encodeByStack(&root, get(specNode, "stacks"))
+	return encodeByStack(root, get(specNode, "stacks"), len(b.res.Platform.Spec.Stacks), stack)
+}
+
+// nodes is v as YAML nodes, through JSON: the spec types' field order.
+func nodes(v any) (*yaml.Node, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(raw, &root); err != nil {
+		return nil, err
+	}
+	return &root, nil
 }
 
 // stacksPlaceholder stands for the stacks while the rest is encoded.
 const stacksPlaceholder = "deployctl-import-stacks-placeholder-9f2c41"
 
 // encodeByStack encodes the document as yaml.v3 would in one go, but stack
-// by stack: the encoder keeps every event of a document until it ends (for
-// 10,000 apps, hundreds of MB), and each stack's nodes are released once
-// written. The rest of the document is encoded with a placeholder item for
-// the stacks; each stack, encoded as a one-item sequence, is indented to
-// the placeholder's column in its place (block YAML is relative to its
-// indentation).
-func encodeByStack(root, stacks *yaml.Node) ([]byte, error) {
-	if stacks == nil || len(stacks.Content) == 0 {
+// by stack: the encoder keeps every event of a document until it ends, and
+// the nodes of 10,000 apps are hundreds of MB; each stack's nodes (made by
+// stack(i)) live only while it is written. The rest of the document is
+// encoded with a placeholder item for the stacks (an empty list); each
+// stack, encoded as a one-item sequence, is indented to the placeholder's
+// column in its place (block YAML is relative to its indentation).
+func encodeByStack(root, stacks *yaml.Node, n int, stack func(int) (*yaml.Node, error)) ([]byte, error) {
+	if n == 0 {
 		return encode(root)
 	}
-	items := stacks.Content
 	stacks.Content = []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: stacksPlaceholder}}
 	skel, err := encode(root)
-	stacks.Content = items
 	if err != nil {
 		return nil, err
 	}
@@ -109,12 +131,15 @@ func encodeByStack(root, stacks *yaml.Node) ([]byte, error) {
 	}
 	out := bytes.NewBuffer(make([]byte, 0, len(skel)))
 	out.Write(skel[:start])
-	for i, st := range items {
+	for i := 0; i < n; i++ {
+		st, err := stack(i)
+		if err != nil {
+			return nil, err
+		}
 		chunk, err := encode(&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{st}})
 		if err != nil {
 			return nil, err
 		}
-		items[i] = nil
 		for len(chunk) > 0 {
 			n := bytes.IndexByte(chunk, '\n') + 1
 			if n == 0 {

@@ -45,7 +45,9 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeByStack(&two, get(get(two.Content[0], "spec"), "stacks"))
+		stacks := get(get(two.Content[0], "spec"), "stacks")
+		items := stacks.Content
+		got, err := encodeByStack(&two, stacks, len(items), func(i int) (*yaml.Node, error) { return items[i], nil })
 		if err != nil {
 			t.Fatal(err)
 		}
