@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -92,21 +93,38 @@ func (b *builder) stackWave(s *spec.Stack, byName map[string]*app) (stackWave, b
 func (b *builder) infer() {
 	p := b.res.Platform
 	byName := b.byName()
-	for i := range p.Spec.Stacks {
-		s := &p.Spec.Stacks[i]
-		byWave := map[int][]string{}
+	byWave := make([]map[int][]string, len(p.Spec.Stacks)) // per stack: wave → apps, sorted
+	n := 0
+	for i, s := range p.Spec.Stacks {
+		byWave[i] = map[int][]string{}
 		for _, a := range s.Apps {
 			w := byName[a.Name].wave
-			byWave[w] = append(byWave[w], a.Name)
+			byWave[i][w] = append(byWave[i][w], a.Name)
 		}
+		for w, names := range byWave[i] {
+			byWave[i][w] = sorted(names)
+		}
+		for _, a := range s.Apps {
+			if lower, ok := below(byWave[i], byName[a.Name].wave); ok {
+				n += len(byWave[i][lower])
+			}
+		}
+	}
+	// Sized once: n apps after a wave of m make n×m edges (320,000 for
+	// 10,000 apps in 50 stacks of five waves), and appending one by one
+	// would leave up to as much again unused.
+	b.res.Edges = slices.Grow(b.res.Edges, n)
+	for i := range p.Spec.Stacks {
+		s := &p.Spec.Stacks[i]
 		for j := range s.Apps {
 			a := &s.Apps[j]
 			w := byName[a.Name].wave
-			lower, ok := below(byWave, w)
+			lower, ok := below(byWave[i], w)
 			if !ok {
 				continue
 			}
-			for _, dep := range sorted(byWave[lower]) {
+			a.DependsOn = slices.Grow(a.DependsOn, len(byWave[i][lower]))
+			for _, dep := range byWave[i][lower] {
 				a.DependsOn = append(a.DependsOn, dep)
 				b.res.Edges = append(b.res.Edges, Edge{From: a.Name, To: dep, FromWave: w, ToWave: lower})
 			}
