@@ -8,7 +8,7 @@ EXAMPLES := $(wildcard examples/*.yaml)
 PLATFORMS := $(basename $(notdir $(EXAMPLES)))
 FUZZTIME ?= 30s
 
-.PHONY: all build demo generate verify test unit fuzz bench vet fmt ci-deps clean
+.PHONY: all build demo generate verify test unit fuzz bench bench-import vet fmt ci-deps clean
 
 all: build
 
@@ -57,6 +57,10 @@ fuzz:
 ## bench: load/validate/plan, generate and graph benchmarks
 bench:
 	$(GO) test ./pkg/plan ./pkg/generate ./pkg/graph -run '^$$' -bench . -benchmem
+
+## bench-import: peak RSS of `deployctl import` on 1,000 and 10,000 Applications, against the input (rss/input)
+bench-import:
+	$(GO) test ./pkg/importer -run '^$$' -bench BenchmarkImportRSS -benchtime 1x
 
 vet:
 	$(GO) vet ./...

@@ -81,6 +81,7 @@ type Input struct {
 	Problems []string
 
 	bytes int64    // read so far for the current input argument
+	size  int64    // parsed in all, every argument (Size)
 	twice []string // Applications read twice, the same both times
 }
 
@@ -273,7 +274,12 @@ func helmLine(data []byte) int {
 	return 0
 }
 
+// Size is the number of bytes parsed: every file, stdin, and what
+// Kustomize built.
+func (in *Input) Size() int64 { return in.size }
+
 func (in *Input) parse(file, folder string, data []byte) {
+	in.size += int64(len(data))
 	if n := helmLine(data); n > 0 {
 		in.problem("%s:%d: Helm template syntax ({{ ... }}): render it first: helm template %s | deployctl import -", file, n, chartOf(file))
 		return

@@ -71,6 +71,7 @@ func TestStreamFixtures(t *testing.T) {
 		streamed, whole := &Input{}, &Input{}
 		streamed.parse(p, "f", data)
 		if helmLine(data) == 0 {
+			whole.size = int64(len(data))
 			whole.parseDocuments(p, "f", data)
 		} else {
 			whole.parse(p, "f", data)
