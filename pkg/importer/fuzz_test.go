@@ -10,7 +10,8 @@ import (
 
 // FuzzImport feeds arbitrary bytes to the reader and the import: any input
 // must end in a spec that loads or in an error, never in a panic, and a
-// problem reported must say where. CI runs it for a bounded time (make fuzz).
+// problem reported must say where; a List read item by item must read as
+// the whole document. CI runs it for a bounded time (make fuzz).
 func FuzzImport(f *testing.F) {
 	var seeds []string
 	_ = filepath.WalkDir("testdata", func(p string, e os.DirEntry, err error) error {
@@ -28,7 +29,14 @@ func FuzzImport(f *testing.F) {
 	}
 	f.Add([]byte("kind: List\nitems: [3, {kind: Application}]\n"))
 	f.Add([]byte("a: &x [*x]"))
+	f.Add(dump(3))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A List read item by item reads as the whole document does.
+		if streamed := (&Input{}); streamed.parseList("fuzz.yaml", "fuzz", data) {
+			whole := &Input{}
+			whole.parseDocuments("fuzz.yaml", "fuzz", data)
+			sameInput(t, streamed, whole)
+		}
 		in := &Input{}
 		if err := in.Parse("fuzz.yaml", "fuzz", data); err != nil {
 			if len(in.Problems) == 0 {
