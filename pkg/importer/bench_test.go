@@ -1,54 +1,29 @@
 package importer
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/importer/appdump"
 	"github.com/deployctl/deployctl/pkg/render"
 )
 
-// dump is a `kubectl get applications -A -o yaml` List of n Applications
-// in 50 team stacks, five waves in each, with status and server metadata.
-func dump(n int) []byte {
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, `- apiVersion: argoproj.io/v1alpha1
-  kind: Application
-  metadata:
-    name: app-%05[1]d
-    namespace: argocd
-    labels: {team: team-%[2]d}
-    annotations: {argocd.argoproj.io/sync-wave: "%[3]d"}
-    finalizers: [resources-finalizer.argocd.argoproj.io]
-    creationTimestamp: "2026-01-01T00:00:00Z"
-    resourceVersion: "%[1]d"
-    uid: 00000000-0000-0000-0000-%012[1]d
-  spec:
-    project: default
-    source: {repoURL: https://git.example.com/platform.git, targetRevision: main, path: apps/app-%05[1]d}
-    destination: {server: https://kubernetes.default.svc, namespace: ns-%05[1]d}
-    syncPolicy:
-      automated: {prune: true, selfHeal: true}
-      syncOptions: [CreateNamespace=true]
-  status:
-    sync: {status: Synced, revision: 0123456789abcdef0123456789abcdef01234567}
-    health: {status: Healthy}
-`, i, i%50, (i/50)%5)
-	}
-	return []byte(b.String())
-}
+// dump is appdump.List(n, 5): 50 team stacks, five waves in each.
+func dump(n int) []byte { return appdump.List(n, 5) }
 
 // BenchmarkImport10000 imports 10,000 Applications (8 MB): read, build,
-// load, compile and compare, size check; with stacks from a label (320,000
-// dependencies inferred from waves) and from parents (the default), in this
-// process (time and allocations; BenchmarkImportRSS measures the CLI's
-// peak memory on the same dump).
+// load, compile and compare, size check; with stacks from parents (the
+// default; five waves a team) and from a label (a hundred waves of two apps
+// a team: 19,800 dependencies inferred; five waves of 40 would be 320,000,
+// over MaxWaveEdges), in this process (time and allocations;
+// BenchmarkImportRSS measures the CLI's peak memory on the same dumps).
 func BenchmarkImport10000(b *testing.B) {
-	data := dump(10000)
 	for _, from := range []StackFrom{{Kind: "label", Key: "team"}, {Kind: "parent"}} {
+		data := dump(10000)
+		if from.Kind == "label" {
+			data = appdump.List(10000, 100)
+		}
 		b.Run(from.String(), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()

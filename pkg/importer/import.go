@@ -143,7 +143,9 @@ func Import(in *Input, o Options) (*Result, error) {
 		b.nestedEdges()
 	} else {
 		b.order()
-		b.infer()
+		if err := b.infer(); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.check(); err != nil {
 		return nil, err

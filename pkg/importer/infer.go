@@ -89,8 +89,9 @@ func (b *builder) stackWave(s *spec.Stack, byName map[string]*app) (stackWave, b
 // without a wave are wave 0); a stack made of one parent Application's
 // children waits for the sibling stacks (same grandparent) of the nearest
 // lower wave, as the parent's own sync ordered them. Every edge is
-// recorded, so the file can mark it as inferred.
-func (b *builder) infer() {
+// recorded, so the file can mark it as inferred. More than MaxWaveEdges
+// edges inside stacks are refused before any is made (see waveLimit).
+func (b *builder) infer() error {
 	p := b.res.Platform
 	byName := b.byName()
 	byWave := make([]map[int][]string, len(p.Spec.Stacks)) // per stack: wave → apps, sorted
@@ -109,6 +110,9 @@ func (b *builder) infer() {
 				n += len(byWave[i][lower])
 			}
 		}
+	}
+	if err := b.waveLimit(n, byWave); err != nil {
+		return err
 	}
 	// Sized once: n apps after a wave of m make n×m edges (320,000 for
 	// 10,000 apps in 50 stacks of five waves), and appending one by one
@@ -166,6 +170,7 @@ func (b *builder) infer() {
 		b.note("order between stacks not inferred for %s (their apps do not all come from one parent Application in the input, whose wave would order them): "+
 			"add a stack's dependsOn where it needs another stack", strings.Join(unordered, ", "))
 	}
+	return nil
 }
 
 // below is the nearest wave lower than w, if any.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/importer/appdump"
 )
 
 func run(args ...string) (string, string, error) {
@@ -170,4 +171,30 @@ func TestImportStdinBoundedAndEveryProblem(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("%s written: %v", out, err)
 	}
+}
+
+// Label stacks whose sync waves imply more dependencies than
+// importer.MaxWaveEdges (10,000 apps, 50 teams of five waves: 320,000) are
+// refused with exit 3 and nothing written, naming the count, the limit and
+// --stack-from parent.
+func TestImportRefusesTooManyWaveEdges(t *testing.T) {
+	root := t.TempDir()
+	input := filepath.Join(root, "dump.yaml")
+	if err := os.WriteFile(input, appdump.List(10000, 5), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := fssnap.Take(t, root)
+	_, stderr, err := run(input, "--stack-from", "label=team", "-o", filepath.Join(root, "p.yaml"))
+	if err == nil || exitcode.Of(err) != exitcode.Invalid {
+		t.Fatalf("exit %d: %v", exitcode.Of(err), err)
+	}
+	for _, want := range []string{"imply 320,000 dependencies", "more than the limit of 95,325", "nothing was written", "Use --stack-from parent"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(stderr, "wrote") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	fssnap.Same(t, before, fssnap.Take(t, root))
 }
