@@ -99,7 +99,7 @@ type fakeArgo struct {
 	ourOpFinished       time.Time // zero until our sync finished
 	postOpPending       bool
 	lastReconcile       time.Time
-	resyncsAfterOp      int       // periodic reconciliations since our sync finished (scenario.resyncsAfter)
+	resyncsAfterOp      int // periodic reconciliations since our sync finished (scenario.resyncsAfter)
 	freshIdx, duringIdx int
 	freshHealth         health.HealthStatusCode // health of the last reconcile that started after our sync finished; "" if the current health is not such
 	opNoticed           bool                    // missesOp: a refresh came after our operation was set
