@@ -53,11 +53,13 @@ var (
 const appHealthKey = "resource.customizations.health.argoproj.io_Application"
 
 // appHealthLua is the check as Argo CD's 1.7 → 1.8 upgrade notes give it,
-// plus one rule its users add for nested parents: an Application whose
-// sync is still running is Progressing. Without that rule a parent is
-// Healthy between its own waves (its next wave not created yet), and its
-// parent moves on: seen here, aoa-web synced 3 s before aoa-worker (wave 0
-// of the wave-1 aoa-services) was Healthy.
+// plus the two rules owners of nested app-of-apps add. Without them a
+// parent looks Healthy to its own parent before its last wave is: between
+// its waves (the next wave not created yet), and right after its sync
+// operation ends, which happens once the last wave is applied, while its
+// status is still the one computed before that wave (Healthy, OutOfSync).
+// Both were seen here: aoa-web synced 2–3 s before aoa-worker (wave 0 of
+// the wave-1 aoa-services) was Healthy.
 const appHealthLua = `hs = {}
 hs.status = "Progressing"
 hs.message = ""
@@ -71,6 +73,10 @@ if obj.status ~= nil then
   if obj.status.operationState ~= nil and obj.status.operationState.phase == "Running" then
     hs.status = "Progressing"
     hs.message = "sync running"
+  end
+  if hs.status == "Healthy" and (obj.status.sync == nil or obj.status.sync.status ~= "Synced") then
+    hs.status = "Progressing"
+    hs.message = "not Synced yet"
   end
 end
 return hs
