@@ -53,13 +53,15 @@ var (
 const appHealthKey = "resource.customizations.health.argoproj.io_Application"
 
 // appHealthLua is the check as Argo CD's 1.7 → 1.8 upgrade notes give it,
-// plus the two rules owners of nested app-of-apps add. Without them a
-// parent looks Healthy to its own parent before its last wave is: between
-// its waves (the next wave not created yet), and right after its sync
-// operation ends, which happens once the last wave is applied, while its
-// status is still the one computed before that wave (Healthy, OutOfSync).
-// Both were seen here: aoa-web synced 2–3 s before aoa-worker (wave 0 of
-// the wave-1 aoa-services) was Healthy.
+// plus the rules owners of nested app-of-apps need. Without them a parent
+// looks Healthy to its own parent before its last wave is: between its
+// waves (the next wave not created yet); right after its sync operation
+// ends, which happens once the last wave is applied, while its status is
+// still the one computed before that wave (Healthy, OutOfSync); and while
+// a child just created reports Missing, which Argo CD leaves out of a
+// parent's health for child Applications. All three were seen here:
+// aoa-web synced 1–3 s before aoa-worker (wave 0 of the wave-1
+// aoa-services) was Healthy.
 const appHealthLua = `hs = {}
 hs.status = "Progressing"
 hs.message = ""
@@ -73,6 +75,10 @@ if obj.status ~= nil then
   if obj.status.operationState ~= nil and obj.status.operationState.phase == "Running" then
     hs.status = "Progressing"
     hs.message = "sync running"
+  end
+  if hs.status == "Missing" or hs.status == "Unknown" then
+    hs.message = "health " .. hs.status
+    hs.status = "Progressing"
   end
   if hs.status == "Healthy" and (obj.status.sync == nil or obj.status.sync.status ~= "Synced") then
     hs.status = "Progressing"
