@@ -37,7 +37,7 @@ func application(p *spec.Platform, stack string, a *spec.App) (*Application, err
 		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Application"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        a.Name,
-			Namespace:   p.Spec.ArgoCD.Namespace,
+			Namespace:   AppNamespace(p, a),
 			Labels:      labels,
 			Annotations: a.Annotations,
 			Finalizers:  []string{resourcesFinalizer},

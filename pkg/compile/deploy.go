@@ -78,6 +78,7 @@ func syncTask(name string, a *spec.App, deps []string) wfv1.DAGTask {
 	if a.AllowSuspended {
 		args = append(args, param("allow-suspended", "true"))
 	}
+	args = append(args, appNamespaceArg(a)...)
 	args = append(args, retryArgs(a.Retry)...)
 	return wfv1.DAGTask{
 		Name:        name,

@@ -2,6 +2,8 @@ package compile
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,24 +82,37 @@ func rbac(p *spec.Platform) ([]any, error) {
 
 // argoCDPolicy grants the account exactly the Application verbs the step
 // uses, and deletion of the two resource kinds teardown deletes itself, on
-// the platform's projects.
+// the platform's projects. An app whose Application lives in another
+// namespace (applicationNamespace) gets its own lines with Argo CD's object
+// for apps in any namespace, PROJECT/NAMESPACE/APP; PROJECT/* lines only
+// for the projects of Applications in Argo CD's namespace (apps, the root).
 func argoCDPolicy(p *spec.Platform) string {
-	projects := map[string]bool{p.Spec.ArgoCD.Project: true}
+	projects := map[string]bool{}
+	var others []string // PROJECT/NAMESPACE/APP
 	for _, s := range p.Spec.Stacks {
-		for _, a := range s.Apps {
-			projects[a.Project] = true
+		for i := range s.Apps {
+			a := &s.Apps[i]
+			if otherNamespace(p, a) {
+				others = append(others, a.Project+"/"+a.ApplicationNamespace+"/"+a.Name)
+			} else {
+				projects[a.Project] = true
+			}
 		}
 	}
-	var names []string
-	for pr := range projects {
-		names = append(names, pr)
+	if b := p.Spec.Bootstrap; b != nil && b.RootApplication != nil {
+		projects[p.Spec.ArgoCD.Project] = true // the root's
 	}
-	sort.Strings(names)
+	objects := make([]string, 0, len(projects)+len(others))
+	for _, pr := range slices.Sorted(maps.Keys(projects)) {
+		objects = append(objects, pr+"/*")
+	}
+	sort.Strings(others)
+	objects = append(objects, others...)
 	role := "role:deployctl-" + p.Metadata.Name
 	var b strings.Builder
-	for _, pr := range names {
+	for _, obj := range objects {
 		for _, verb := range []string{"get", "create", "update", "sync", "delete"} {
-			fmt.Fprintf(&b, "p, %s, applications, %s, %s/*, allow\n", role, verb, pr)
+			fmt.Fprintf(&b, "p, %s, applications, %s, %s, allow\n", role, verb, obj)
 		}
 		// Teardown deletes two kinds through the resource API, under
 		// pv-policy / crd-policy delete. Argo CD 3 no longer lets
@@ -105,7 +120,7 @@ func argoCDPolicy(p *spec.Platform) string {
 		// (server.rbac.disableApplicationFineGrainedRBACInheritance);
 		// the action is delete/GROUP/KIND/NAMESPACE/NAME.
 		for _, gk := range []string{"*/PersistentVolumeClaim", "apiextensions.k8s.io/CustomResourceDefinition"} {
-			fmt.Fprintf(&b, "p, %s, applications, delete/%s/*/*, %s/*, allow\n", role, gk, pr)
+			fmt.Fprintf(&b, "p, %s, applications, delete/%s/*/*, %s, allow\n", role, gk, obj)
 		}
 	}
 	fmt.Fprintf(&b, "g, %s, %s\n", ArgoCDAccount, role)

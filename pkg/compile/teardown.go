@@ -73,6 +73,7 @@ func teardownTask(platform, name string, a *spec.App, deps []string, cascade str
 	if cascade != "true" {
 		args = append(args, param("cascade", cascade))
 	}
+	args = append(args, appNamespaceArg(a)...)
 	args = append(args, retryArgs(a.Retry)...)
 	return wfv1.DAGTask{
 		Name:        name,

@@ -1,6 +1,9 @@
 package compile
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -11,21 +14,41 @@ import (
 
 // validateWorkflowTemplate checks health read-only: one task per stack, all
 // in parallel, each reporting its apps' health and their aggregate (RFC 5.5).
-// Any stack not Healthy fails its task, and so the workflow.
+// Any stack not Healthy fails its task, and so the workflow. A step
+// addresses Applications of one namespace, so a stack's apps with their
+// own applicationNamespace get a task per namespace, STACK-in-NAMESPACE.
 func validateWorkflowTemplate(d *dag.DAG, hash string) (*wfv1.WorkflowTemplate, error) {
 	var tasks []wfv1.DAGTask
+	names := map[string]bool{}
 	for _, s := range d.Stacks() {
-		apps := d.StackApps(s)
-		if len(apps) == 0 {
-			continue
+		names[s] = true
+	}
+	for _, s := range d.Stacks() {
+		byNS := map[string][]string{}
+		for _, a := range d.StackApps(s) {
+			ns := d.Node(a).App.ApplicationNamespace
+			if !otherNamespace(d.Platform, d.Node(a).App) {
+				ns = ""
+			}
+			byNS[ns] = append(byNS[ns], a)
 		}
-		tasks = append(tasks, wfv1.DAGTask{
-			Name:        s,
-			TemplateRef: templateRef(CWTValidate, tmplValidate),
-			Arguments: wfv1.Arguments{Parameters: append([]wfv1.Parameter{
-				param("apps", strings.Join(apps, "\n")),
-			}, retryArgs(&spec.DefaultRetry)...)},
-		})
+		for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+			name := s
+			args := []wfv1.Parameter{param("apps", strings.Join(byNS[ns], "\n"))}
+			if ns != "" {
+				name = s + "-in-" + ns
+				if names[name] {
+					return nil, fmt.Errorf("validate: the task of stack %s's apps in namespace %s would be named %s, as a stack is: rename the stack", s, ns, name)
+				}
+				names[name] = true
+				args = append(args, param("app-namespace", ns))
+			}
+			tasks = append(tasks, wfv1.DAGTask{
+				Name:        name,
+				TemplateRef: templateRef(CWTValidate, tmplValidate),
+				Arguments:   wfv1.Arguments{Parameters: append(args, retryArgs(&spec.DefaultRetry)...)},
+			})
+		}
 	}
 	main := wfv1.Template{Name: string(dag.Validate), DAG: &wfv1.DAGTemplate{Tasks: tasks}}
 	return workflowTemplate(d.Platform, string(dag.Validate), hash, nil, main), nil

@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -508,16 +510,20 @@ func (r *run) teardownNames(ctx context.Context, refs []compRef) ([]string, erro
 	return names, nil
 }
 
-// readPlatformApps lists the Applications labelled with the platform.
+// readPlatformApps lists the Applications labelled with the platform, in
+// Argo CD's namespace and every app's applicationNamespace.
 func (r *run) readPlatformApps(ctx context.Context) ([]string, error) {
-	ns := r.cfg.DAG.Platform.Spec.ArgoCD.Namespace
-	list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, listByPlatform(r.cfg.Platform()))
-	if err != nil {
-		return nil, err
-	}
+	nss := invert(r.appNamespaces(r.cfg.DAG.Apps()))
+	nss[r.cfg.DAG.Platform.Spec.ArgoCD.Namespace] = true
 	var out []string
-	for _, u := range list.Items {
-		out = append(out, u.GetName())
+	for _, ns := range slices.Sorted(maps.Keys(nss)) {
+		list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, listByPlatform(r.cfg.Platform()))
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range list.Items {
+			out = append(out, u.GetName())
+		}
 	}
 	return out, nil
 }

@@ -3,12 +3,15 @@ package executor
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/step/aggregate"
 )
 
@@ -38,27 +41,53 @@ type appState struct {
 	HistoryLen     int      // sync operations recorded
 }
 
-// readApps reads the named Applications (read-only: one list of Argo CD's
-// namespace) and aggregates their health. Argo CD is the source of truth:
-// its controller writes status.health and status.sync of each Application.
+// readApps reads the named Applications (read-only: one list per namespace
+// they live in, Argo CD's and any app's applicationNamespace) and
+// aggregates their health. Argo CD is the source of truth: its controller
+// writes status.health and status.sync of each Application.
 func (r *run) readApps(ctx context.Context, names []string) (map[string]*appState, string, error) {
-	ns := r.cfg.DAG.Platform.Spec.ArgoCD.Namespace
-	list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, AggFailed, fmt.Errorf("reading Applications in %s: %w", ns, err)
-	}
-	byName := map[string]*unstructured.Unstructured{}
-	for i := range list.Items {
-		byName[list.Items[i].GetName()] = &list.Items[i]
+	nsOf := r.appNamespaces(names)
+	byKey := map[string]*unstructured.Unstructured{}
+	for _, ns := range slices.Sorted(maps.Keys(invert(nsOf))) {
+		list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, AggFailed, fmt.Errorf("reading Applications in %s: %w", ns, err)
+		}
+		for i := range list.Items {
+			byKey[ns+"/"+list.Items[i].GetName()] = &list.Items[i]
+		}
 	}
 	states := map[string]*appState{}
 	agg := AggHealthy
 	for _, n := range names {
-		s := appStateOf(n, byName[n])
+		s := appStateOf(n, byKey[nsOf[n]+"/"+n])
 		states[n] = s
 		agg = aggregate.Worst(agg, s.Verdict)
 	}
 	return states, agg, nil
+}
+
+// appNamespaces: where each named app's Application lives (its
+// applicationNamespace, else Argo CD's namespace; a name the spec does not
+// know, such as the root, in Argo CD's).
+func (r *run) appNamespaces(names []string) map[string]string {
+	p := r.cfg.DAG.Platform
+	out := map[string]string{}
+	for _, n := range names {
+		out[n] = p.Spec.ArgoCD.Namespace
+		if node := r.cfg.DAG.Node(n); node != nil && node.App != nil {
+			out[n] = compile.AppNamespace(p, node.App)
+		}
+	}
+	return out
+}
+
+func invert(m map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range m {
+		out[v] = true
+	}
+	return out
 }
 
 func appStateOf(name string, u *unstructured.Unstructured) *appState {

@@ -200,6 +200,10 @@ func syncOptions(a *appv1.Application) []string {
 func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 	src, d := a.m.App, p.Spec.Defaults
 	out := spec.App{Name: a.name}
+	// Argo CD's apps in any namespace: the Application stays where it is.
+	if ns := src.Namespace; ns != "" && ns != p.Spec.ArgoCD.Namespace {
+		out.ApplicationNamespace = ns
+	}
 	if src.Spec.Project != p.Spec.ArgoCD.Project {
 		out.Project = src.Spec.Project
 	}

@@ -96,10 +96,9 @@ func TestRoundTripRFC(t *testing.T) {
 		if gen.Name != orig.Name {
 			t.Errorf("%s: name %s", name, gen.Name)
 		}
-		// The one field the spec cannot express: the Application's namespace
-		// (backstage lives in team-portal, deployctl creates every
-		// Application in Argo CD's namespace).
-		if gen.Namespace != orig.Namespace && name != "backstage" {
+		// The Application's namespace too: backstage lives in team-portal
+		// (applicationNamespace).
+		if gen.Namespace != orig.Namespace {
 			t.Errorf("%s: namespace %s, want %s", name, gen.Namespace, orig.Namespace)
 		}
 		for k, v := range orig.Labels {
@@ -120,12 +119,11 @@ func TestRoundTripRFC(t *testing.T) {
 			t.Errorf("%s: Argo CD's sync-wave annotation was kept: the root Application would order by waves again", name)
 		}
 	}
-	want := []Difference{{App: "backstage", Field: "metadata.namespace", Original: `"team-portal"`, Generated: `"argocd"`}}
-	if !reflect.DeepEqual(r.Differences, want) {
-		t.Errorf("differences %v, want %v", r.Differences, want)
+	if len(r.Differences) > 0 {
+		t.Errorf("differences %v, want none", r.Differences)
 	}
-	if !bytes.Contains(r.YAML, []byte("# not reproduced by the generated Application (the spec cannot express it):\n        #   metadata.namespace: \"team-portal\" → \"argocd\"\n        - name: backstage")) {
-		t.Errorf("no difference comment above backstage:\n%s", r.YAML)
+	if !bytes.Contains(r.YAML, []byte("        - name: backstage\n          applicationNamespace: team-portal\n")) {
+		t.Errorf("backstage without its applicationNamespace:\n%s", r.YAML)
 	}
 	// Inferred edges are a transitive reduction already: nothing for lint
 	// to call redundant until a person adds real dependencies.
@@ -400,7 +398,7 @@ func TestLossyApplications(t *testing.T) {
 	want := map[string][]string{
 		"web-frontend":        {"metadata.name", "spec.revisionHistoryLimit"},
 		"db":                  {"spec.source.helm.version"},
-		"db-team-a":           {"metadata.name", "metadata.namespace"},
+		"db-team-a":           {"metadata.name"},
 		"app-deployctl-tools": {"metadata.name", "spec.source.plugin"},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -417,8 +415,6 @@ func TestLossyApplications(t *testing.T) {
 		"label app.kubernetes.io/managed-by left out of 1 app: app-deployctl-tools",
 		"annotation meta.helm.sh/release-name left out of 1 app",
 		"4 apps had no resources finalizer",
-		"Applications outside Argo CD's namespace (apps in any namespace) are created in spec.argocd.namespace argocd: " +
-			"deployctl's steps and its Argo CD policy address Applications in that one namespace; 1 app: db-team-a (team-a)",
 	} {
 		if !hasNote(r, n) {
 			t.Errorf("no note %q in %v", n, r.Notes)
@@ -432,6 +428,7 @@ func TestLossyApplications(t *testing.T) {
 		"labels: {team: web}",
 		"- {name: owner, value: web-team}",
 		"helm: {releaseName: db, skipCrds: true}",
+		"applicationNamespace: team-a",
 	} {
 		if !bytes.Contains(r.YAML, []byte(want)) {
 			t.Errorf("no %q in:\n%s", want, r.YAML)

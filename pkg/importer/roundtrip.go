@@ -63,7 +63,6 @@ func (b *builder) check() error {
 		}
 		return x.Field < y.Field
 	})
-	b.otherNamespaces()
 	if len(b.res.Differences) > 0 {
 		if yml, err = b.render(byApp); err != nil {
 			return err
@@ -145,26 +144,6 @@ func renderedSize(wt *wfv1.WorkflowTemplate) (int, error) {
 		}
 	}
 	return size, nil
-}
-
-// otherNamespaces explains the difference in metadata.namespace: Argo CD's
-// apps in any namespace. The deploy steps address every Application in
-// the one namespace of the workflow (spec.argocd.namespace, the step's
-// --app-namespace), and the generated Argo CD RBAC names projects only, so
-// the spec has no per-app namespace: those apps move, and the round trip
-// says so for each.
-func (b *builder) otherNamespaces() {
-	var moved []string
-	for _, d := range b.res.Differences {
-		if d.Field == "metadata.namespace" {
-			moved = append(moved, d.App+" ("+strings.Trim(d.Original, `"`)+")")
-		}
-	}
-	if len(moved) > 0 {
-		b.note("Applications outside Argo CD's namespace (apps in any namespace) are created in spec.argocd.namespace %s: "+
-			"deployctl's steps and its Argo CD policy address Applications in that one namespace; %s: %s",
-			b.res.Platform.Spec.ArgoCD.Namespace, plural(len(moved), "app"), summarize(moved, 8))
-	}
 }
 
 // compileSpec runs the spec through everything `deployctl generate` runs

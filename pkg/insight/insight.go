@@ -12,6 +12,8 @@ package insight
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,6 +46,7 @@ const (
 	actionDeploy    = "deploy"
 	actionTeardown  = "teardown"
 	appParam        = "app"
+	appNSParam      = "app-namespace"
 	argoCDNamespace = "argocd-namespace"
 )
 
@@ -90,6 +93,9 @@ type Node struct {
 	BlockedBy  []string   `json:"blockedBy,omitempty"`
 	ArgoCD     *AppStatus `json:"argocd,omitempty"`
 	dependents []string
+	// AppNamespace is the Application's namespace when it is not Argo
+	// CD's (the task's app-namespace: the app's applicationNamespace).
+	AppNamespace string `json:"appNamespace,omitempty"`
 }
 
 // AppStatus is what Argo CD says of an Application.
@@ -158,9 +164,23 @@ func load(ctx context.Context, cl *executor.Clients, o Options) (*Run, error) {
 	if o.ArgoCDNamespace != "" {
 		r.ArgoCDNamespace = o.ArgoCDNamespace
 	}
-	apps, err := readApps(ctx, cl, r.ArgoCDNamespace)
-	if err != nil {
-		return nil, err
+	// Every namespace the run's Applications live in: Argo CD's, and the
+	// app-namespace of apps in other namespaces; keyed NAMESPACE/NAME.
+	apps := map[string]*unstructured.Unstructured{}
+	nss := map[string]bool{r.ArgoCDNamespace: true}
+	for _, n := range r.Nodes {
+		if n.AppNamespace != "" {
+			nss[n.AppNamespace] = true
+		}
+	}
+	for _, ns := range slices.Sorted(maps.Keys(nss)) {
+		got, err := readApps(ctx, cl, ns)
+		if err != nil {
+			return nil, err
+		}
+		for name, u := range got {
+			apps[ns+"/"+name] = u
+		}
 	}
 	r.settle(wf, apps, o.Now)
 	return r, nil
@@ -272,6 +292,9 @@ func newRun(wf *wfv1.Workflow, spec *wfv1.WorkflowSpec, now time.Time) *Run {
 		for _, p := range t.Arguments.Parameters {
 			if p.Name == appParam && p.Value != nil {
 				n.App, n.Stack = p.Value.String(), false
+			}
+			if p.Name == appNSParam && p.Value != nil {
+				n.AppNamespace = p.Value.String()
 			}
 		}
 		r.byName[n.Name] = n

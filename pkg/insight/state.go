@@ -11,12 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// settle fills every node's state from the Workflow's nodes and Argo CD.
+// settle fills every node's state from the Workflow's nodes and Argo CD's
+// Applications (keyed NAMESPACE/NAME).
 func (r *Run) settle(wf *wfv1.Workflow, apps map[string]*unstructured.Unstructured, now time.Time) {
 	nodes := taskNodes(wf)
 	for _, n := range r.Nodes {
 		if n.App != "" {
-			n.ArgoCD = appStatus(apps[n.App])
+			ns := n.AppNamespace
+			if ns == "" {
+				ns = r.ArgoCDNamespace
+			}
+			n.ArgoCD = appStatus(apps[ns+"/"+n.App])
 		}
 		an := nodes[n.Name]
 		if an == nil {

@@ -296,6 +296,9 @@ func (d *Document) checkReceivers(errs *Errors) {
 			if a.Project != "" {
 				add(ap+".project", k8sName(validation.IsDNS1123Subdomain, projectRule, a.Project))
 			}
+			if a.ApplicationNamespace != "" {
+				add(ap+".applicationNamespace", k8sName(validation.IsDNS1123Label, "namespace name", a.ApplicationNamespace))
+			}
 			if a.Source != nil {
 				d.checkSourceValues(errs, ap+".source", a.Source)
 			}

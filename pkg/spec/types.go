@@ -149,21 +149,25 @@ type Stack struct {
 
 // App is one Argo CD Application and one node of the DAG.
 type App struct {
-	Name              string             `json:"name"`
-	DependsOn         []string           `json:"dependsOn,omitempty"`
-	Project           string             `json:"project,omitempty"`
-	Source            *Source            `json:"source,omitempty"`
-	Sources           []Source           `json:"sources,omitempty"`
-	Destination       *Destination       `json:"destination,omitempty"`
-	SyncOptions       []string           `json:"syncOptions,omitempty"`
-	SyncPolicy        *SyncPolicy        `json:"syncPolicy,omitempty"`
-	IgnoreDifferences []IgnoreDifference `json:"ignoreDifferences,omitempty"`
-	Labels            map[string]string  `json:"labels,omitempty"`
-	Annotations       map[string]string  `json:"annotations,omitempty"`
-	Timeouts          *Timeouts          `json:"timeouts,omitempty"`
-	Retry             *Retry             `json:"retry,omitempty"`
-	HealthChecks      []HealthCheck      `json:"healthChecks,omitempty"`
-	AllowSuspended    bool               `json:"allowSuspended,omitempty"`
+	Name      string   `json:"name"`
+	DependsOn []string `json:"dependsOn,omitempty"`
+	// ApplicationNamespace is the namespace of the Application object
+	// itself (Argo CD's apps in any namespace); "" is spec.argocd.namespace.
+	// Not the destination namespace, where the app's resources go.
+	ApplicationNamespace string             `json:"applicationNamespace,omitempty"`
+	Project              string             `json:"project,omitempty"`
+	Source               *Source            `json:"source,omitempty"`
+	Sources              []Source           `json:"sources,omitempty"`
+	Destination          *Destination       `json:"destination,omitempty"`
+	SyncOptions          []string           `json:"syncOptions,omitempty"`
+	SyncPolicy           *SyncPolicy        `json:"syncPolicy,omitempty"`
+	IgnoreDifferences    []IgnoreDifference `json:"ignoreDifferences,omitempty"`
+	Labels               map[string]string  `json:"labels,omitempty"`
+	Annotations          map[string]string  `json:"annotations,omitempty"`
+	Timeouts             *Timeouts          `json:"timeouts,omitempty"`
+	Retry                *Retry             `json:"retry,omitempty"`
+	HealthChecks         []HealthCheck      `json:"healthChecks,omitempty"`
+	AllowSuspended       bool               `json:"allowSuspended,omitempty"`
 	// Info is the Application's spec.info: name/value pairs Argo CD shows.
 	Info []Info `json:"info,omitempty"`
 }

@@ -18,8 +18,9 @@ import (
 	"time"
 )
 
-// TestScenario runs the nine steps of issue 5 in order against the e2e
-// cluster and prints a summary table. Every assertion reads Argo CD's
+// TestScenario runs the nine steps of issue 5 and the import of an
+// app-of-apps (issue 12) in order against the e2e cluster and prints a
+// summary table. Every assertion reads Argo CD's
 // Application records (operationState, history, health transition) and Argo
 // Workflows' node records, not deployctl's own output.
 func TestScenario(t *testing.T) {
@@ -39,6 +40,7 @@ func TestScenario(t *testing.T) {
 		{"7 validate", 1, s.validate},
 		{"8 teardown", 1, s.teardown},
 		{"9 faults", 1, s.faults},
+		{"10 import app-of-apps", 1, s.importAoA},
 	}
 	type row struct {
 		name, status, detail string

@@ -49,7 +49,9 @@ The spec has:
     directory source holds the file), or folder (the first folder below a
     folder argument);
   - apps with their source or sources, destination, project, sync options,
-    sync policy, ignoreDifferences, labels and annotations; app-of-apps
+    sync policy, ignoreDifferences, labels and annotations, and the
+    Application's namespace when it is not Argo CD's
+    (applicationNamespace: apps in any namespace); app-of-apps
     parents are left out (deployctl creates their children itself), except
     for what they deploy besides Applications;
   - dependencies inferred from argocd.argoproj.io/sync-wave as Argo CD
