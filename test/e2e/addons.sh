@@ -10,15 +10,15 @@ source "$(dirname "$0")/lib.sh"
 B=$("$E2E_DIR/build-tools.sh" | tail -1)
 export PATH=$B:$PATH
 P=$STATE/pki
-AWF=$(gomod_version github.com/argoproj/argo-workflows/v3)
-ACD=$(gomod_version github.com/argoproj/argo-cd/v3)
-GOMODCACHE=$(cd "$TOOLS_DIR" && go env GOMODCACHE)
+AWF=$(awf_version)
+ACD=$(acd_version)
+GOMODCACHE=$(modgo "$ACD_DIR" env GOMODCACHE)
 ACD_MANIFESTS=$GOMODCACHE/github.com/argoproj/argo-cd/v3@$ACD/manifests
-[[ -d $ACD_MANIFESTS ]] || (cd "$TOOLS_DIR" && go mod download github.com/argoproj/argo-cd/v3)
-# From the module cache, not tools/third_party (which exists only where the
+[[ -d $ACD_MANIFESTS ]] || modgo "$ACD_DIR" mod download github.com/argoproj/argo-cd/v3
+# From the module cache, not tools/awf/third_party (which exists only where the
 # tools were built): a clean checkout with cached tools has no third_party.
-AWF_MANIFESTS=$GOMODCACHE/github.com/argoproj/argo-workflows/v3@$AWF/manifests
-[[ -d $AWF_MANIFESTS ]] || (cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download "github.com/argoproj/argo-workflows/v3@$AWF")
+AWF_MANIFESTS=$GOMODCACHE/$AWF_MODULE@$AWF/manifests
+[[ -d $AWF_MANIFESTS ]] || (cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download "$AWF_MODULE@$AWF")
 [[ -d $AWF_MANIFESTS ]] || die "no Argo Workflows manifests at $AWF_MANIFESTS"
 apply() { kubectl apply --server-side --force-conflicts --field-manager=e2e-harness "$@" >/dev/null; }
 
