@@ -2,10 +2,11 @@
 # make e2e: for each version set (lib.sh; E2E_VERSIONS picks one, default
 # every set in E2E_SETS), bring the cluster up, run the issue-5 scenario
 # (go test -tags e2e), and always bring it down again (with the leak check).
+# E2E_VERSIONS may list several sets ("newest oldest"), run in that order.
 # Prints each set's summary table under its versions. Exit status: the first
 # failing scenario's, or down's if a scenario passed but something was left.
 set -euo pipefail
-sets=${E2E_VERSIONS:-}
+sets=${E2E_VERSIONS:-}; unset E2E_VERSIONS
 source "$(dirname "$0")/lib.sh"
 ts0=$(date +%s); export ts0
 [[ -n $sets ]] || sets=$E2E_SETS
