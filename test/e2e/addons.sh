@@ -143,8 +143,12 @@ ACD_ENV=(env KUBECONFIG="$KUBECONFIG" ARGOCD_FAKE_IN_CLUSTER=true ARGOCD_GPG_ENA
   ARGOCD_SSH_DATA_PATH="$A/ssh" ARGOCD_GNUPGHOME="$A/gpg" TMPDIR="$A/tmp")
 REDIS=127.0.0.1:16379
 start redis redis-server --bind 127.0.0.1 --port 16379 --save '' --appendonly no --dir "$A/redis"
+# Argo CD 3.6 added mTLS to the repo-server: its default --client-ca-path
+# (a Secret mount) is refused together with --disable-tls; 3.0 has no flag.
+REPO_MTLS=()
+argocd-repo-server --help 2>/dev/null | grep -q -- --client-ca-path && REPO_MTLS=(--client-ca-path "")
 start argocd-repo-server "${ACD_ENV[@]}" argocd-repo-server --address 127.0.0.1 --port 8081 --metrics-address 127.0.0.1 \
-  --redis "$REDIS" --disable-tls
+  --redis "$REDIS" --disable-tls "${REPO_MTLS[@]}"
 start argocd-application-controller "${ACD_ENV[@]}" HOSTNAME=argocd-application-controller-0 argocd-application-controller \
   --namespace argocd --redis "$REDIS" --repo-server 127.0.0.1:8081 --repo-server-plaintext \
   --metrics-port 8082 --app-resync 180
