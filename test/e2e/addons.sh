@@ -138,8 +138,12 @@ data:
 YAML
 kubectl -n argocd create secret tls argocd-server-tls --cert="$P/argocd-server.crt" --key="$P/argocd-server.key" \
   --dry-run=client -o yaml | apply -f -
-A=$STATE/argocd; mkdir -p "$A"/{tls,ssh,gpg,static,redis,tmp}
-ACD_ENV=(env KUBECONFIG="$KUBECONFIG" ARGOCD_FAKE_IN_CLUSTER=true ARGOCD_GPG_ENABLED=false ARGOCD_TLS_DATA_PATH="$A/tls"
+A=$STATE/argocd; mkdir -p "$A"/{tls,ssh,gpg,static,redis,tmp,bin}
+# Argo CD 3.6's repo-server runs git-verify-wrapper.sh (upstream's image has
+# it in PATH) for every manifest generation, GPG enabled or not; without it
+# every app fails with "permission denied". Ours is the module's copy.
+install -m 0755 "$ACD_MANIFESTS/../hack/git-verify-wrapper.sh" "$A/bin/git-verify-wrapper.sh"
+ACD_ENV=(env PATH="$A/bin:$PATH" KUBECONFIG="$KUBECONFIG" ARGOCD_FAKE_IN_CLUSTER=true ARGOCD_GPG_ENABLED=false ARGOCD_TLS_DATA_PATH="$A/tls"
   ARGOCD_SSH_DATA_PATH="$A/ssh" ARGOCD_GNUPGHOME="$A/gpg" TMPDIR="$A/tmp")
 REDIS=127.0.0.1:16379
 start redis redis-server --bind 127.0.0.1 --port 16379 --save '' --appendonly no --dir "$A/redis"
