@@ -198,7 +198,7 @@ func TestExamplesDecodeStrictlyAndValidate(t *testing.T) {
 			// Argo's own validator accepts the CronWorkflow, resolving its
 			// workflowTemplateRef to <platform>-validate.
 			stub := &templateStub{namespace: s.Namespace}
-			if err := validate.ValidateCronWorkflow(context.Background(), stub, noClusterTemplates{}, g.cronWorkflow); err != nil {
+			if err := validate.ValidateCronWorkflow(context.Background(), stub, noClusterTemplates{}, g.cronWorkflow, nil); err != nil {
 				t.Fatalf("ValidateCronWorkflow: %v", err)
 			}
 			if len(stub.asked) == 0 || stub.asked[0] != p.Metadata.Name+"-validate" {
@@ -222,7 +222,7 @@ func TestExamplesDecodeStrictlyAndValidate(t *testing.T) {
 			}
 			for name, wf := range g.sensorWfs {
 				stub := &templateStub{namespace: s.Namespace}
-				if err := validate.ValidateWorkflow(stub, noClusterTemplates{}, wf, validate.ValidateOpts{Submit: true}); err != nil {
+				if err := validate.ValidateWorkflow(stub, noClusterTemplates{}, wf, nil, validate.ValidateOpts{Submit: true}); err != nil {
 					t.Fatalf("trigger %s: ValidateWorkflow: %v", name, err)
 				}
 				if wf.Spec.WorkflowTemplateRef == nil || wf.Spec.WorkflowTemplateRef.Name != p.Metadata.Name+"-deploy" {

@@ -108,9 +108,10 @@ func TestPlanRetry(t *testing.T) {
 	if plan.wf.Status.Phase != wfv1.WorkflowRunning {
 		t.Errorf("retried run is %s, want Running", plan.wf.Status.Phase)
 	}
-	// Argo sets one of the join's dependencies (picked by map order) back
-	// to Running; nothing would visit it again: it is restored, or the run
-	// would hang. Try several times: the pick is random.
+	// Argo Workflows 3.6 set one of the join's dependencies (picked by map
+	// order) back to Running, and nothing visited it again: the run hung
+	// (argoproj/argo-workflows#14796). The linked 3.7 must keep it as it
+	// was. Try several times: 3.6's pick was random.
 	for i := 0; i < 20; i++ {
 		plan, err := planRetry(context.Background(), w)
 		if err != nil {

@@ -316,12 +316,14 @@ func (r *run) checkArgoCD(ctx context.Context) Check {
 		return c
 	}
 	var notReady, noPods, ok []string
+	var running []corev1.Pod
 	for _, comp := range argoCDComponents {
 		pods, err := r.cl.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + comp})
 		if err != nil {
 			c.Status, c.Reason, c.Code = Fail, "listing Argo CD pods: "+err.Error(), exitcode.Failure
 			return c
 		}
+		running = append(running, pods.Items...)
 		ready, total := readyPods(pods.Items)
 		switch {
 		case total == 0:
@@ -338,6 +340,7 @@ func (r *run) checkArgoCD(ctx context.Context) Check {
 		c.Reason = "in " + ns + ": " + strings.Join(notReady, ", ")
 	case len(noPods) == 0:
 		c.Status, c.Reason = Pass, "in "+ns+": "+strings.Join(ok, ", ")+" Ready"
+		c.noteSupport("Argo CD", imageVersion(running, "argocd"))
 	default:
 		n, err := r.readyEndpoints(ctx, ns, "argocd-server")
 		ev := "the argocd-server Service has no ready endpoint" + suffix(err)
@@ -377,6 +380,7 @@ func (r *run) checkArgoWorkflows(ctx context.Context) Check {
 				c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("workflow-controller 0/%d Ready (%s)", total, sel), exitcode.Failure
 			} else {
 				c.Status, c.Reason = Pass, fmt.Sprintf("CRDs present; workflow-controller %d/%d Ready in %s", ready, total, pods.Items[0].Namespace)
+				c.noteSupport("Argo Workflows", imageVersion(pods.Items, "workflow-controller"))
 			}
 			return c
 		}

@@ -76,7 +76,10 @@ type retryPlan struct {
 // planRetry runs util.FormulateRetryWorkflow on a copy of w: without
 // restartSuccessful or a node selector, exactly the failed nodes and what
 // never ran (the failed nodes' dependents) are reset; succeeded nodes keep
-// their state, so their apps are not synced again.
+// their state, so their apps are not synced again. The linked v3.7.18 has
+// the fix of argoproj/argo-workflows#14796 (3.6 set succeeded Retry nodes
+// behind a finished join back to Running, and the run hung), so this holds
+// whatever the cluster's controller version: the plan is made here.
 func planRetry(ctx context.Context, w *wfv1.Workflow) (*retryPlan, error) {
 	if w.Status.IsOffloadNodeStatus() {
 		return nil, fmt.Errorf("%s keeps its node status in the workflow archive database (offloaded): resume it with `argo retry %s -n %s`", w.Name, w.Name, w.Namespace)
@@ -85,7 +88,6 @@ func planRetry(ctx context.Context, w *wfv1.Workflow) (*retryPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("preparing the retry of %s: %w", w.Name, err)
 	}
-	keepSucceeded(w, nw)
 	before, after := taskNodes(w), taskNodes(nw)
 	var reset []string
 	for name := range before {
@@ -95,29 +97,6 @@ func planRetry(ctx context.Context, w *wfv1.Workflow) (*retryPlan, error) {
 	}
 	sort.Strings(reset)
 	return &retryPlan{wf: nw, reset: reset, podsToDel: pods}, nil
-}
-
-// keepSucceeded restores the Retry nodes that Argo's retry sets back to
-// Running although their last attempt succeeded. FormulateRetryWorkflow
-// resets every Retry node on one path from a failed node up to the root
-// (through joins: a join's parent is one of its dependencies, picked by map
-// order); the controller marks such a node Succeeded again only when its
-// DAG walk visits it, and it never visits a task whose dependents are all
-// done already (e.g. a dependency of a Succeeded join): the run then stays
-// Running forever, every node green. Seen on the e2e cluster with Argo
-// Workflows v3.6.18 (`widget-crd`, reached only through the join
-// `foundation`). Restoring them changes nothing else: they do not run
-// again either way, and their dependents are re-run only if they were reset.
-func keepSucceeded(old, nw *wfv1.Workflow) {
-	for id, n := range nw.Status.Nodes {
-		o, ok := old.Status.Nodes[id]
-		if n.Type != wfv1.NodeTypeRetry || n.Phase == wfv1.NodeSucceeded || !ok || o.Phase != wfv1.NodeSucceeded || runsAgain(nw, &n) {
-			continue
-		}
-		n.Phase, n.Message, n.StartedAt, n.FinishedAt = o.Phase, o.Message, o.StartedAt, o.FinishedAt
-		n.Outputs = o.Outputs.DeepCopy()
-		nw.Status.Nodes[id] = n
-	}
 }
 
 // runsAgain says whether a task node of a retried run will run a pod

@@ -130,17 +130,17 @@ func TestArgoValidatorAcceptsEverything(t *testing.T) {
 				}
 				lint := validate.ValidateOpts{Lint: true}
 				for name, c := range p.cwts {
-					if err := validate.ValidateClusterWorkflowTemplate(p.wts, p.cwts, c, lint); err != nil {
+					if err := validate.ValidateClusterWorkflowTemplate(p.wts, p.cwts, c, nil, lint); err != nil {
 						t.Errorf("ClusterWorkflowTemplate %s: %v", name, err)
 					}
 				}
 				for name, wt := range p.wts {
-					if err := validate.ValidateWorkflowTemplate(p.wts, p.cwts, wt, lint); err != nil {
+					if err := validate.ValidateWorkflowTemplate(p.wts, p.cwts, wt, nil, lint); err != nil {
 						t.Errorf("WorkflowTemplate %s: %v", name, err)
 					}
 				}
 				for path, wf := range p.wfs {
-					if err := validate.ValidateWorkflow(p.wts, p.cwts, wf, lint); err != nil {
+					if err := validate.ValidateWorkflow(p.wts, p.cwts, wf, nil, lint); err != nil {
 						t.Errorf("Workflow %s: %v", path, err)
 					}
 				}
@@ -150,7 +150,7 @@ func TestArgoValidatorAcceptsEverything(t *testing.T) {
 					t.Error("no CronWorkflow generated")
 				}
 				for path, c := range p.crons {
-					if err := validate.ValidateCronWorkflow(context.Background(), p.wts, p.cwts, c); err != nil {
+					if err := validate.ValidateCronWorkflow(context.Background(), p.wts, p.cwts, c, nil); err != nil {
 						t.Errorf("CronWorkflow %s: %v", path, err)
 					}
 				}

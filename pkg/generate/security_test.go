@@ -90,7 +90,7 @@ func TestTeardownRefusedWithoutConfirmation(t *testing.T) {
 		return w
 	}
 	right := "minimal"
-	if err := validate.ValidateWorkflow(p.wts, p.cwts, with(nil), submit); err == nil {
+	if err := validate.ValidateWorkflow(p.wts, p.cwts, with(nil), nil, submit); err == nil {
 		t.Error("teardown without confirm accepted")
 	}
 	for _, task := range p.wts["minimal-teardown"].Spec.Templates[0].DAG.Tasks {
@@ -101,7 +101,7 @@ func TestTeardownRefusedWithoutConfirmation(t *testing.T) {
 			t.Errorf("teardown task %s does not pass the confirmation to the step", task.Name)
 		}
 	}
-	if err := validate.ValidateWorkflow(p.wts, p.cwts, with(&right), submit); err != nil {
+	if err := validate.ValidateWorkflow(p.wts, p.cwts, with(&right), nil, submit); err != nil {
 		t.Errorf("teardown with confirm=minimal refused: %v", err)
 	}
 }

@@ -138,7 +138,7 @@ func Readme(out *compile.Output, files []string) ([]byte, error) {
 	fmt.Fprintf(&b, "**Resume a failed deploy** after fixing the cause (in Git, or in the cluster): `deployctl deploy` re-runs only the failed node and those that never ran; succeeded apps are not synced again. "+
 		"It is the executor: it reads its configuration from files and variables, never from the ambient kubeconfig (see the Quickstart, \"The executor\"):\n\n")
 	block("", "KUBECONFIG_PATH=$KUBECONFIG ENVIRONMENT=ENV CONFIG_DIR=DIR deployctl deploy   # DIR holds dag.yaml (this spec) and environment.yaml (name: ENV, ...)")
-	b.WriteString("`argo retry` does the same only on an Argo Workflows release with the fix for argo-workflows#14796 (#14834, 3.7 branch): 3.6.18 resets succeeded nodes that have a `retryStrategy` to Running and never finishes them. `deployctl deploy` applies that fix itself.\n\n")
+	b.WriteString("A plain `argo retry` does the same on Argo Workflows v3.7.2 and later, v4 included (the fix for argo-workflows#14796): the 3.6 `argo` CLI resets succeeded nodes that have a `retryStrategy` to Running and the run never finishes. `deployctl deploy` computes the retry with the fixed code on every version.\n\n")
 
 	b.WriteString("**Validate** (read-only: each app's health and sync, and the aggregate):\n\n")
 	block("validate", fmt.Sprintf("argo submit -n %s --wait %s/validate.yaml", ns, DirWorkflows))

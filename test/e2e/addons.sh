@@ -10,15 +10,15 @@ source "$(dirname "$0")/lib.sh"
 B=$("$E2E_DIR/build-tools.sh" | tail -1)
 export PATH=$B:$PATH
 P=$STATE/pki
-AWF=$(gomod_version github.com/argoproj/argo-workflows/v3)
-ACD=$(gomod_version github.com/argoproj/argo-cd/v3)
-GOMODCACHE=$(cd "$TOOLS_DIR" && go env GOMODCACHE)
+AWF=$(awf_version)
+ACD=$(acd_version)
+GOMODCACHE=$(modgo "$ACD_DIR" env GOMODCACHE)
 ACD_MANIFESTS=$GOMODCACHE/github.com/argoproj/argo-cd/v3@$ACD/manifests
-[[ -d $ACD_MANIFESTS ]] || (cd "$TOOLS_DIR" && go mod download github.com/argoproj/argo-cd/v3)
-# From the module cache, not tools/third_party (which exists only where the
+[[ -d $ACD_MANIFESTS ]] || modgo "$ACD_DIR" mod download github.com/argoproj/argo-cd/v3
+# From the module cache, not tools/awf/third_party (which exists only where the
 # tools were built): a clean checkout with cached tools has no third_party.
-AWF_MANIFESTS=$GOMODCACHE/github.com/argoproj/argo-workflows/v3@$AWF/manifests
-[[ -d $AWF_MANIFESTS ]] || (cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download "github.com/argoproj/argo-workflows/v3@$AWF")
+AWF_MANIFESTS=$GOMODCACHE/$AWF_MODULE@$AWF/manifests
+[[ -d $AWF_MANIFESTS ]] || (cd "$(mktemp -d)" && GOFLAGS=-mod=mod go mod download "$AWF_MODULE@$AWF")
 [[ -d $AWF_MANIFESTS ]] || die "no Argo Workflows manifests at $AWF_MANIFESTS"
 apply() { kubectl apply --server-side --force-conflicts --field-manager=e2e-harness "$@" >/dev/null; }
 
@@ -138,13 +138,21 @@ data:
 YAML
 kubectl -n argocd create secret tls argocd-server-tls --cert="$P/argocd-server.crt" --key="$P/argocd-server.key" \
   --dry-run=client -o yaml | apply -f -
-A=$STATE/argocd; mkdir -p "$A"/{tls,ssh,gpg,static,redis,tmp}
-ACD_ENV=(env KUBECONFIG="$KUBECONFIG" ARGOCD_FAKE_IN_CLUSTER=true ARGOCD_GPG_ENABLED=false ARGOCD_TLS_DATA_PATH="$A/tls"
+A=$STATE/argocd; mkdir -p "$A"/{tls,ssh,gpg,static,redis,tmp,bin}
+# Argo CD 3.6's repo-server runs git-verify-wrapper.sh (upstream's image has
+# it in PATH) for every manifest generation, GPG enabled or not; without it
+# every app fails with "permission denied". Ours is the module's copy.
+install -m 0755 "$ACD_MANIFESTS/../hack/git-verify-wrapper.sh" "$A/bin/git-verify-wrapper.sh"
+ACD_ENV=(env PATH="$A/bin:$PATH" KUBECONFIG="$KUBECONFIG" ARGOCD_FAKE_IN_CLUSTER=true ARGOCD_GPG_ENABLED=false ARGOCD_TLS_DATA_PATH="$A/tls"
   ARGOCD_SSH_DATA_PATH="$A/ssh" ARGOCD_GNUPGHOME="$A/gpg" TMPDIR="$A/tmp")
 REDIS=127.0.0.1:16379
 start redis redis-server --bind 127.0.0.1 --port 16379 --save '' --appendonly no --dir "$A/redis"
+# Argo CD 3.6 added mTLS to the repo-server: its default --client-ca-path
+# (a Secret mount) is refused together with --disable-tls; 3.0 has no flag.
+REPO_MTLS=()
+argocd-repo-server --help 2>/dev/null | grep -q -- --client-ca-path && REPO_MTLS=(--client-ca-path "")
 start argocd-repo-server "${ACD_ENV[@]}" argocd-repo-server --address 127.0.0.1 --port 8081 --metrics-address 127.0.0.1 \
-  --redis "$REDIS" --disable-tls
+  --redis "$REDIS" --disable-tls "${REPO_MTLS[@]}"
 start argocd-application-controller "${ACD_ENV[@]}" HOSTNAME=argocd-application-controller-0 argocd-application-controller \
   --namespace argocd --redis "$REDIS" --repo-server 127.0.0.1:8081 --repo-server-plaintext \
   --metrics-port 8082 --app-resync 180

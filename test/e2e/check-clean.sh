@@ -35,16 +35,15 @@ check)
   row() { printf '  %-11s %-5s %s\n' "$1" "$2" "$3"; [[ $2 == ok ]] || fail=1; }
   added() { comm -13 "$BL/$1" "$now/$1"; }
   echo "e2e-down leak check (against the baseline taken by e2e-up):"
-  # processes: every pid the harness ever started, and anything running from its state dir or tool bin dir
+  # processes: every pid the harness ever started, and anything running from its state dir or tools cache
   procs=""
   if [[ -f $RUN/pids.all ]]; then
     while read -r name pid; do kill -0 "$pid" 2>/dev/null && procs+="$name($pid) "; done <"$RUN/pids.all"
   fi
-  bin=$(tools_bin)
   for d in /proc/[0-9]*; do
     cl=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline") || continue
     exe=$(readlink "$d/exe" 2>/dev/null || true)
-    if [[ $cl == *"$STATE/"* || $exe == "$bin/"* ]]; then procs+="${d#/proc/}:${cl:0:60} "; fi
+    if [[ $cl == *"$STATE/"* || $exe == "$CACHE_ROOT/"* ]]; then procs+="${d#/proc/}:${cl:0:60} "; fi
   done
   [[ -z $procs ]] && row processes ok "none left" || row processes LEAK "$procs"
   m=$(added mounts); [[ -z $m ]] && row mounts ok "none added" || row mounts LEAK "$(echo $m)"

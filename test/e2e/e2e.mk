@@ -1,20 +1,31 @@
 # The e2e harness (issue 5). Included from the top Makefile:
 #   include test/e2e/e2e.mk
 # Needs root (it creates a dummy interface, runs containerd and a kubelet).
-#   make e2e-tools   build (or reuse the cached) cluster binaries from the Go module proxy
+#   make e2e-tools   build (or reuse the cached) cluster binaries of every version set
+#   make e2e-validate every example's generated tree through Argo Workflows v4's validator
 #   make e2e-up      start the cluster: k8s v1.32, CoreDNS, Argo Workflows, Argo CD, git daemon
+#                    (E2E_VERSIONS=oldest|newest picks the Argo versions; default newest)
 #   make e2e-smoke   a trivial workflow with our step image against Argo CD
 #   make e2e-reload  rebuild the step image from ./cmd/deploystep into the running cluster
 #   make e2e-down    stop everything and check nothing is left on the host
-#   make e2e         up, the issue-5 scenario, down (always), summary table
+#   make e2e         per version set: up, the issue-5 scenario, down (always), summary table
 #   make image       the product's images as OCI tarballs: dist/deployctl.tar, dist/deploystep.tar
 
 E2E_DIR := test/e2e
 
-.PHONY: e2e-tools e2e-up e2e-down e2e-smoke e2e-reload e2e image
+.PHONY: e2e-tools e2e-validate e2e-up e2e-down e2e-smoke e2e-reload e2e image
 
 e2e-tools:
-	@$(E2E_DIR)/build-tools.sh >/dev/null
+	@$(E2E_DIR)/build-tools.sh all >/dev/null
+
+# v3.7.18's validator runs in `make test` (pkg/generate); v4's lives in the
+# e2e's tools module tools/awf, as cmd/awfvalidate.
+e2e-validate: build
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	for f in $(EXAMPLES); do \
+	  $(BIN)/deployctl generate $$f -o $$tmp/$$(basename $$f .yaml) >/dev/null || exit 1; \
+	done; \
+	bin=$$(E2E_VERSIONS=newest $(E2E_DIR)/build-tools.sh | tail -1) && $$bin/awfvalidate $$tmp/*
 
 e2e-up:
 	@$(E2E_DIR)/up.sh

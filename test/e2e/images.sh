@@ -49,10 +49,10 @@ step_image() {
 case $what in
 e2e)
   out=${2:-$STATE/images}; mkdir -p "$out"
-  AWF=$(gomod_version github.com/argoproj/argo-workflows/v3)
+  AWF=$(awf_version)
   full=$("$E2E_DIR/build-tools.sh" | tail -1)
-  # pause, argoexec and e2eapp depend only on the tools: built once per tools
-  # key next to the binaries (argoexec's layer alone takes seconds to gzip).
+  # pause, argoexec and e2eapp depend only on the tools: built once per set's
+  # tools key next to its bin dir (argoexec's layer alone takes seconds to gzip).
   cache=$(dirname "$full")/images; mkdir -p "$cache"
   hostca=/etc/ssl/certs/ca-certificates.crt
   [[ -f $cache/pause.tar ]] || "$MK" -tag "$REG/pause:3.10" -o "$cache/pause.tar" -file "$full/pause=/pause" -entrypoint /pause -user 65535:65535

@@ -70,12 +70,48 @@ stop_pidfile() {
   rm -f "$f"
 }
 
-# The bin dir of the current tool versions (see build-tools.sh).
-tools_key() {
-  ( cd "$TOOLS_DIR" && cat go.mod go.sum tools.go $(find cmd -name '*.go' | sort) "$E2E_DIR/build-tools.sh"; go version ) | sha256sum | cut -c1-16
-}
-tools_bin() { echo "$CACHE_ROOT/$(tools_key)/bin"; }
+# Version sets (issue 13): which Argo CD and Argo Workflows the cluster runs,
+# on the same Kubernetes 1.32.3, etcd and CoreDNS (tools/go.mod; a kubelet
+# >= 1.35 refuses this VM's cgroup v1 and containerd 1.6).
+#   oldest  Argo CD v3.0.23 (tools/go.mod)      + Argo Workflows v3.7.18 (tools/awf)
+#   newest  Argo CD v3.6.1  (tools/argocd-v3.6) + Argo Workflows v4.0.7  (tools/awf)
+# E2E_VERSIONS picks one; unset, the set the running cluster was brought up
+# with ($STATE/versions), else newest. run.sh runs the scenario on each.
+E2E_SETS="oldest newest"
+E2E_VERSIONS=${E2E_VERSIONS:-$(cat "$STATE/versions" 2>/dev/null || echo newest)}
+case $E2E_VERSIONS in
+oldest) ACD_DIR=$TOOLS_DIR AWF_MAJOR=v3 ;;
+newest) ACD_DIR=$TOOLS_DIR/argocd-v3.6 AWF_MAJOR=v4 ;;
+*) echo "E2E_VERSIONS=$E2E_VERSIONS: want one of: $E2E_SETS" >&2; exit 3 ;;
+esac
+AWF_DIR=$TOOLS_DIR/awf
+AWF_MODULE=github.com/argoproj/argo-workflows/$AWF_MAJOR
+export E2E_VERSIONS
 
 gomod_version() { # MODULE [GO.MOD]: the required version of MODULE
   awk -v m="$1" '$1 == m && $2 ~ /^v/ {print $2; exit}' "${2:-$TOOLS_DIR/go.mod}"
 }
+awf_version() { gomod_version "$AWF_MODULE" "$AWF_DIR/go.mod"; }
+acd_version() { gomod_version github.com/argoproj/argo-cd/v3 "$ACD_DIR/go.mod"; }
+versions_label() { echo "$E2E_VERSIONS: Argo CD $(acd_version), Argo Workflows $(awf_version), Kubernetes $(gomod_version k8s.io/kubernetes)"; }
+
+# modgo DIR ARGS...: go in tools module DIR, with the toolchain its go.mod
+# names (argocd-v3.6 needs Go 1.27; GOTOOLCHAIN fetches it through the proxy).
+modgo() {
+  local dir=$1 tc; shift
+  tc=$(awk '$1 == "toolchain" {print $2}' "$dir/go.mod")
+  (cd "$dir" && GOTOOLCHAIN=${tc:-local} go "$@")
+}
+
+# module_key DIR: hash of a tools module's sources (symlinked cmds followed),
+# build-tools.sh and the Go version that builds it.
+module_key() {
+  ( cd "$1" && cat go.mod go.sum tools.go $(find -L cmd -name '*.go' 2>/dev/null | sort) "$E2E_DIR/build-tools.sh"; modgo "$1" version ) | sha256sum | cut -c1-16
+}
+module_bin() { echo "$CACHE_ROOT/$(basename "$1")-$(module_key "$1")/bin"; }
+
+# The bin dir of the current set: symlinks into its modules' bin dirs.
+tools_key() {
+  { echo "$E2E_VERSIONS"; module_key "$TOOLS_DIR"; module_key "$AWF_DIR"; [[ $ACD_DIR == "$TOOLS_DIR" ]] || module_key "$ACD_DIR"; } | sha256sum | cut -c1-16
+}
+tools_bin() { echo "$CACHE_ROOT/set-$E2E_VERSIONS-$(tools_key)/bin"; }

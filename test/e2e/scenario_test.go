@@ -647,10 +647,9 @@ func (s *scenario) resume() (string, error) {
 		return "", err
 	}
 	// The executor's resume: `deployctl deploy` finds the failed run of the
-	// same spec and retries it in place. Not `argo retry`: Argo Workflows
-	// 3.6 resets Succeeded Retry nodes on a manual retry and never finishes
-	// them (argoproj/argo-workflows#14796, fixed in 3.7 by #14834); the
-	// executor's resume is Argo's retry with that fix.
+	// same spec and retries it in place. Then a plain `argo retry` of a
+	// second failed run (argoRetry): every version set runs Argo Workflows
+	// with the fix for argoproj/argo-workflows#14796 (v3.7.2+, v4).
 	runs0, err := s.deployRuns()
 	if err != nil {
 		return "", err
@@ -697,19 +696,37 @@ func (s *scenario) resume() (string, error) {
 	if runs, err := s.deployRuns(); err != nil || len(runs) != len(runs0) {
 		return "", fmt.Errorf("deployctl deploy submitted a new run instead of resuming %s (runs %v -> %v, %v)", s.failWF, runs0, runs, err)
 	}
-	w, err := h.workflow(s.failWF)
+	kept, rerun, err := s.checkResumed(s.failWF, before, nodes0)
 	if err != nil {
 		return "", err
 	}
+	retried, err := s.argoRetry()
+	if err != nil {
+		return "", fmt.Errorf("executor resume passed (ran only %v); argo retry: %w", rerun, err)
+	}
+	return fmt.Sprintf("Quickstart executor block: preflight health-customizations pass, %d objects applied, all unchanged; resumed %s in place: ran only %v; %d succeeded apps kept their sync history and nodes; %s",
+		len(rep.Applied), s.failWF, rerun, len(kept), retried), nil
+}
+
+// checkResumed checks a resumed run: Succeeded, the apps whose nodes had
+// succeeded before (nodes0) neither synced again (Argo CD history as in
+// before) nor their nodes re-run, the others Healthy, the broken app synced
+// again.
+func (s *scenario) checkResumed(name string, before map[string]application, nodes0 map[string]wfNode) (kept, rerun []string, err error) {
+	h := s.h
+	w, err := h.workflow(name)
+	if err != nil {
+		return nil, nil, err
+	}
 	if w.Status.Phase != "Succeeded" {
-		return "", fmt.Errorf("after resume: %s", w.describeWith(h.stepLogs(w)))
+		return nil, nil, fmt.Errorf("after resume: %s", w.describeWith(h.stepLogs(w)))
 	}
 	after, err := h.applications()
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	nodes := w.appNodes(syncTmpl)
-	var errs, kept, rerun []string
+	var errs []string
 	for _, a := range s.p.Apps {
 		n0, ran := nodes0[a]
 		if ran && n0.Phase == "Succeeded" {
@@ -731,10 +748,48 @@ func (s *scenario) resume() (string, error) {
 		errs = append(errs, fmt.Sprintf("%s not synced again", brokenApp))
 	}
 	if len(errs) > 0 {
-		return "", errors.New(strings.Join(errs, "; "))
+		return nil, nil, errors.New(strings.Join(errs, "; "))
 	}
-	return fmt.Sprintf("Quickstart executor block: preflight health-customizations pass, %d objects applied, all unchanged; resumed %s in place: ran only %v; %d succeeded apps kept their sync history and nodes",
-		len(rep.Applied), s.failWF, rerun, len(kept)), nil
+	return kept, rerun, nil
+}
+
+// argoRetry: a second failed deploy, resumed by a plain `argo retry` (the
+// cluster's own CLI), must run only the failed node and what never ran,
+// like the executor's resume.
+func (s *scenario) argoRetry() (string, error) {
+	h := s.h
+	if _, err := h.script("gitrepo.sh", "break", brokenApp); err != nil {
+		return "", err
+	}
+	name, err := h.submit(s.deployTemplate())
+	if err != nil {
+		return "", err
+	}
+	w0, err := h.waitWorkflow(name, wfTimeout)
+	if err != nil {
+		return "", err
+	}
+	if failed := w0.failedApps(syncTmpl); w0.Status.Phase != "Failed" || len(failed) != 1 || failed[0] != brokenApp {
+		return "", fmt.Errorf("want %s Failed at [%s]: %s", name, brokenApp, w0.describeWith(h.stepLogs(w0)))
+	}
+	before, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	if _, err := h.script("gitrepo.sh", "fix", brokenApp); err != nil {
+		return "", err
+	}
+	if out, err := h.argo("retry", name); err != nil {
+		return "", fmt.Errorf("argo retry %s: %v: %s", name, err, lastLines(out, 10))
+	}
+	if _, err := h.waitWorkflow(name, wfTimeout); err != nil {
+		return "", err
+	}
+	kept, rerun, err := s.checkResumed(name, before, w0.appNodes(syncTmpl))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("argo retry %s: ran only %v, %d apps kept", name, rerun, len(kept)), nil
 }
 
 // deployRuns lists the deploy workflows of the platform.

@@ -16,6 +16,9 @@ done
 B=$("$E2E_DIR/build-tools.sh" | tail -1)
 export PATH=$B:$PATH
 mkdir -p "$RUN"
+# Later scripts (down, restart, smoke, the scenario) default to this set.
+echo "$E2E_VERSIONS" >"$STATE/versions"
+log "versions: $(versions_label)"
 "$E2E_DIR/check-clean.sh" baseline
 "$E2E_DIR/pki.sh"
 "$E2E_DIR/net.sh" up

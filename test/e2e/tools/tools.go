@@ -6,9 +6,6 @@
 package tools
 
 import (
-	_ "github.com/argoproj/argo-workflows/v3/cmd/argo"
-	_ "github.com/argoproj/argo-workflows/v3/cmd/argoexec"
-	_ "github.com/argoproj/argo-workflows/v3/cmd/workflow-controller"
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"

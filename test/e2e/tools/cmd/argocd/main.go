@@ -3,6 +3,10 @@
 // argocd-repo-server and argocd-application-controller, chosen by the name it
 // is invoked as (symlinks) or by ARGOCD_BINARY_NAME. Upstream's cmd package is
 // not imported: it links the CLI, whose dependencies the module proxy refuses.
+// Built by two modules (Argo CD v3.0 and v3.6): it uses only what both have.
+// (Upstream's main calls cmd/util.SetAutoMaxProcs on 3.0, gone in 3.6: Go's
+// runtime sizes GOMAXPROCS by the cgroup quota since 1.25, and these host
+// processes have none.)
 package main
 
 import (
@@ -16,7 +20,6 @@ import (
 	appcontroller "github.com/argoproj/argo-cd/v3/cmd/argocd-application-controller/commands"
 	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
 	apiserver "github.com/argoproj/argo-cd/v3/cmd/argocd-server/commands"
-	"github.com/argoproj/argo-cd/v3/cmd/util"
 	"github.com/argoproj/argo-cd/v3/util/log"
 )
 
@@ -39,7 +42,6 @@ func main() {
 		fmt.Fprintf(os.Stderr, "argocd: invoke as argocd-server, argocd-repo-server or argocd-application-controller (got %q)\n", name)
 		os.Exit(2)
 	}
-	util.SetAutoMaxProcs(false)
 	if err := command.Execute(); err != nil {
 		os.Exit(1)
 	}

@@ -1,0 +1,69 @@
+package executor
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func pod(images ...string) corev1.Pod {
+	var p corev1.Pod
+	for _, i := range images {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Image: i})
+	}
+	return p
+}
+
+func TestImageVersion(t *testing.T) {
+	for _, tc := range []struct {
+		pods []corev1.Pod
+		want string
+	}{
+		{[]corev1.Pod{pod("quay.io/argoproj/argocd:v3.6.1")}, "v3.6.1"},
+		{[]corev1.Pod{pod("registry:5000/mirror/argocd:v3.0.23@sha256:abcd")}, "v3.0.23"},
+		{[]corev1.Pod{pod("sidecar:v1.0", "quay.io/argoproj/workflow-controller:v4.0.7")}, ""}, // not argocd
+		{[]corev1.Pod{pod("quay.io/argoproj/argocd:latest"), pod("argocd:v3.4.2")}, "v3.4.2"},
+		{[]corev1.Pod{pod("quay.io/argoproj/argocd@sha256:abcd")}, ""},
+		{[]corev1.Pod{pod("quay.io/argoproj/argocd-extension:v1.2")}, ""},
+		{nil, ""},
+	} {
+		if got := imageVersion(tc.pods, "argocd"); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.pods, got, tc.want)
+		}
+	}
+}
+
+func TestSupport(t *testing.T) {
+	for _, tc := range []struct {
+		product, version string
+		ok               bool
+		note             string
+	}{
+		{"Argo CD", "v3.6.1", true, "line v3.6 tested with v3.6.1"},
+		{"Argo CD", "v3.0.30", true, "line v3.0 tested with v3.0.23"},
+		{"Argo CD", "v3.4.2", false, "Argo CD v3.4.2 is untested: deployctl's e2e runs v3.0.23 (v3.0), v3.6.1 (v3.6)"},
+		{"Argo Workflows", "v4.0.7", true, "tested with v4.0.7"},
+		{"Argo Workflows", "v3.6.18", false, "plain `argo retry` hangs"},
+		{"Argo Workflows", "v4.1.0", false, "untested"},
+		{"Argo Workflows", "", true, "version unknown"},
+	} {
+		ok, note := support(tc.product, tc.version)
+		if ok != tc.ok || !strings.Contains(note, tc.note) {
+			t.Errorf("%s %s: %v %q, want %v and %q", tc.product, tc.version, ok, note, tc.ok, tc.note)
+		}
+	}
+}
+
+func TestNoteSupport(t *testing.T) {
+	c := Check{Status: Pass, Reason: "workflow-controller 1/1 Ready"}
+	c.noteSupport("Argo Workflows", "v3.6.18")
+	if c.Status != Warn || !strings.HasPrefix(c.Reason, "Argo Workflows v3.6.18 is untested") || !strings.HasSuffix(c.Reason, "1/1 Ready") {
+		t.Errorf("untested: %+v", c)
+	}
+	c = Check{Status: Pass, Reason: "Ready"}
+	c.noteSupport("Argo CD", "v3.6.1")
+	if c.Status != Pass || c.Reason != "Ready; Argo CD v3.6.1 (line v3.6 tested with v3.6.1)" {
+		t.Errorf("tested: %+v", c)
+	}
+}
