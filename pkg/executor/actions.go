@@ -172,6 +172,7 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
+		w = r.awaitPickup(ctx, w)
 		lg.Info("resumed", "workflow", w.Name, "reset", strings.Join(wr.ResetNodes, ","), "kept", len(wr.KeptNodes))
 	case DecideFollow:
 		w = dec.Run

@@ -38,6 +38,9 @@ type run struct {
 	objects   []object
 	started   time.Time
 	poll      time.Duration // how often a followed workflow is read
+	// pickupNudgeAfter: how long a resumed run may stay untouched before
+	// awaitPickup nudges it (0: pickupNudgeAfter).
+	pickupNudgeAfter time.Duration
 }
 
 // Run executes an action with the process environment.
