@@ -77,8 +77,15 @@ func TestScenario(t *testing.T) {
 			rows = append(rows, row{st.name, "skip", fmt.Sprintf("step %d did not pass", st.needs), 0})
 			continue
 		}
+		// A run an earlier step left Running can wake up later and act
+		// in this one (CI once saw a stuck resumed run sync two apps in
+		// step 9): say so when this step fails.
+		leftover, _ := h.kubectl("-n", argoNS, "get", "workflows", "-l", "workflows.argoproj.io/phase=Running", "-o", "name")
 		t0 := time.Now()
 		detail, err := st.fn()
+		if err != nil && !errors.As(err, new(warning)) && strings.TrimSpace(leftover) != "" {
+			err = fmt.Errorf("%w (left Running by an earlier step when this one began: %s)", err, strings.Join(strings.Fields(leftover), " "))
+		}
 		r := row{st.name, "pass", detail, time.Since(t0)}
 		var w warning
 		switch {
