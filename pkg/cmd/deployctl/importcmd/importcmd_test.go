@@ -202,3 +202,51 @@ func TestImportRefusesTooManyWaveEdges(t *testing.T) {
 	}
 	fssnap.Same(t, before, fssnap.Take(t, root))
 }
+
+func TestImportManifests(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rfc.yaml")
+	_, stderr, err := run(testdata+"rfc", "-o", file, "--manifests", testdata+"rfc-manifests", "--prune-unexplained")
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	want := "imported 41 apps in 23 stacks; 41 dependencies from the resources (31 added, the others ordered already), " +
+		"7 sync-wave dependencies kept (7 between stacks): 7 a resource needs, 0 not checked; 17 nothing needs, dropped; no field lost\n"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if _, err := dag.Load(file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Bad flags and a bad inventory: exit 3, every problem at once, nothing written.
+func TestImportManifestsInvalid(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "inv")
+	if err := os.MkdirAll(filepath.Join(bad, "metallb"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "metallb", "x.yaml"), []byte("kind: ConfigMap\nmetadata: {name: c}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "out.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{testdata + "rfc", "--prune-unexplained", "-o", file}, "--prune-unexplained goes with --manifests"},
+		{[]string{testdata + "rfc", "--manifests", bad, "--stack-from", "nope", "-o", file}, "metallb/x.yaml:1: no apiVersion: not a Kubernetes object"},
+		{[]string{testdata + "rfc", "--manifests", filepath.Join(dir, "missing"), "-o", file}, "--manifests " + filepath.Join(dir, "missing")},
+	} {
+		_, _, err := run(c.args...)
+		if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v", c.args, err)
+		}
+		if c.args[3] == "--stack-from" && !strings.Contains(err.Error(), "--stack-from") {
+			t.Errorf("not every problem at once: %v", err)
+		}
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Error("something was written")
+	}
+}

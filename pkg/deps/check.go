@@ -1,0 +1,118 @@
+package deps
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+)
+
+// Declared is one dependsOn entry of a spec, held against the inventory.
+type Declared struct {
+	From, To string
+	Stack    bool   // a stack's dependsOn, else an app's
+	Origin   string // its field in the spec, for messages
+	// Evidence are the inferred edges it orders: from one of From's apps
+	// to one of To's. None: nothing the apps deploy needs it.
+	Evidence []Edge
+	// Unchecked are the apps on either side with no inventory: what they
+	// need or provide is unknown, so the entry is neither supported nor not.
+	Unchecked []string
+}
+
+// Supported says whether a resource needs the entry.
+func (d Declared) Supported() bool { return len(d.Evidence) > 0 }
+
+// Comparison is a spec's DAG held against inferred dependencies.
+type Comparison struct {
+	Declared []Declared // in spec order
+	// Missing are inferred edges the DAG does not order, not even through
+	// other entries: the deploy may start the consumer before what it needs.
+	Missing []Edge
+}
+
+// Compare holds d's dependsOn entries against r. known are the apps that
+// had an inventory (others are neither checked nor trusted).
+func Compare(d *dag.DAG, r *Result, known map[string]bool) *Comparison {
+	c := &Comparison{}
+	members := func(name string, stack bool) []string {
+		if stack {
+			return d.StackApps(name)
+		}
+		return []string{name}
+	}
+	for i, s := range d.Platform.Spec.Stacks {
+		for k, dep := range s.DependsOn {
+			c.Declared = append(c.Declared, declared(r, known, s.Name, dep, true, members(s.Name, true), members(dep, true),
+				fieldPath(i, -1, k)))
+		}
+		for j, a := range s.Apps {
+			for k, dep := range a.DependsOn {
+				c.Declared = append(c.Declared, declared(r, known, a.Name, dep, false, []string{a.Name}, []string{dep},
+					fieldPath(i, j, k)))
+			}
+		}
+	}
+	c.Missing = Uncovered(d, r.Edges)
+	return c
+}
+
+// Uncovered are the edges whose provider the consumer does not wait for in
+// d, directly or through other dependencies.
+func Uncovered(d *dag.DAG, edges []Edge) []Edge {
+	var out []Edge
+	closure := map[string][]string{}
+	for _, e := range edges {
+		if !d.Graph.Has(e.From) || !d.Graph.Has(e.To) {
+			continue
+		}
+		cl, ok := closure[e.From]
+		if !ok {
+			cl = d.Graph.DepsClosure(e.From)
+			closure[e.From] = cl
+		}
+		if _, found := slices.BinarySearch(cl, e.To); !found {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func fieldPath(stack, app, k int) string {
+	if app < 0 {
+		return fmt.Sprintf("spec.stacks[%d].dependsOn[%d]", stack, k)
+	}
+	return fmt.Sprintf("spec.stacks[%d].apps[%d].dependsOn[%d]", stack, app, k)
+}
+
+func declared(r *Result, known map[string]bool, from, to string, stack bool, fromApps, toApps []string, origin string) Declared {
+	d := Declared{From: from, To: to, Stack: stack, Origin: origin}
+	unchecked := map[string]bool{}
+	for _, a := range append(append([]string(nil), fromApps...), toApps...) {
+		if !known[a] {
+			unchecked[a] = true
+		}
+	}
+	d.Unchecked = sortedKeys(unchecked)
+	d.Evidence = r.Between(fromApps, toApps)
+	return d
+}
+
+// Between are the edges from one of the apps in from to one in to.
+func (r *Result) Between(from, to []string) []Edge {
+	isTo := map[string]bool{}
+	for _, t := range to {
+		isTo[t] = true
+	}
+	var out []Edge
+	for _, f := range from {
+		i := sort.Search(len(r.Edges), func(i int) bool { return r.Edges[i].From >= f })
+		for ; i < len(r.Edges) && r.Edges[i].From == f; i++ {
+			if isTo[r.Edges[i].To] {
+				out = append(out, r.Edges[i])
+			}
+		}
+	}
+	return out
+}
