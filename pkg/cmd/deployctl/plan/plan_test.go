@@ -155,3 +155,78 @@ func TestCompareWavesRefusesOversizedFiles(t *testing.T) {
 		}
 	}
 }
+
+// --explain-edges: a missing dependency exits 3 after the report; flags that
+// do not go together are refused, all at once.
+func TestExplainEdges(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv := filepath.Join(dir, "inv")
+	for name, text := range map[string]string{
+		"x/crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: ws.example.com}\nspec: {group: example.com, scope: Namespaced, names: {kind: W, plural: ws}}\n",
+		"z/w.yaml":   "apiVersion: example.com/v1\nkind: W\nmetadata: {name: w, namespace: n}\n",
+		"y/c.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n",
+	} {
+		p := filepath.Join(inv, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := run(t, file, "--explain-edges", "--manifests", inv)
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "1 missing dependency") {
+		t.Fatalf("err = %v", err)
+	}
+	for _, want := range []string{"error: missing dependency z → x: W n/w at " + inv + "/z/w.yaml:1 needs CRD ws.example.com from x;",
+		"info: " + file + ":15: spec.stacks[0].apps[1].dependsOn[0]: y → x: no resource needs it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	out, _, err = run(t, file, "--explain-edges", "--manifests", inv, "-o", "json")
+	var r plan.EdgeReport
+	if jerr := json.Unmarshal([]byte(out), &r); jerr != nil || len(r.Missing) != 1 || exitcode.Of(err) != exitcode.Invalid {
+		t.Errorf("json: %v %v %s", jerr, err, out)
+	}
+	// With the dependency declared: exit 0.
+	fixed := strings.Replace(spec, "    - name: z\n", "    - name: z\n      dependsOn: [x]\n", 1)
+	if err := os.WriteFile(file, []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, file, "--explain-edges", "--manifests", inv); err != nil {
+		t.Errorf("fixed: %v", err)
+	}
+	// --compare-waves against the DAG of the resources.
+	waves := filepath.Join(dir, "waves.yaml")
+	if err := os.WriteFile(waves, []byte("x: 0\ny: 1\nz: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, file, "--compare-waves", "--waves", waves, "--manifests", inv)
+	if err != nil || !strings.Contains(out, "DAG: dependencies from the resources (--manifests "+inv+")") ||
+		!strings.Contains(out, "critical path: x 10m → z 5m") {
+		t.Errorf("compare: %v\n%s", err, out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{file, "--explain-edges"}, []string{"--explain-edges needs --manifests"}},
+		{[]string{file, "--manifests", inv}, []string{"--manifests goes with --explain-edges or --compare-waves"}},
+		{[]string{file, "--explain-edges", "--compare-waves", "--manifests", inv}, []string{"two reports"}},
+		{[]string{file, "--explain-edges", "--manifests", filepath.Join(dir, "none"), "--waves", "w.yaml"},
+			[]string{"--waves and --durations go with --compare-waves", "--manifests " + filepath.Join(dir, "none")}},
+	} {
+		_, _, err := run(t, c.args...)
+		for _, w := range c.want {
+			if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: %v (want %q)", c.args, err, w)
+			}
+		}
+	}
+}
