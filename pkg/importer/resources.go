@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	resdeps "github.com/deployctl/deployctl/pkg/deps"
@@ -17,6 +18,46 @@ import (
 type Inventory struct {
 	Source string // "--manifests DIR", "--live": for notes and the header
 	Apps   []resdeps.App
+	// Fetch, when set, reads each spec app's objects instead (--live): the
+	// Application's namespace and name.
+	Fetch func(namespace, name string) ([]resdeps.Object, error)
+}
+
+// FetchError is a failed live read: not the input's fault (exit 1, not 3).
+type FetchError struct{ Err error }
+
+func (e *FetchError) Error() string { return e.Err.Error() }
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// fetchers bounds the live reads in flight: enough to hide the round trips
+// of a thousand Applications, few enough not to load the API server.
+const fetchers = 8
+
+// fetch reads every spec app's objects through inv.Fetch, all of them,
+// reporting every failure at once.
+func (b *builder) fetch(inv *Inventory) error {
+	apps := append([]*app(nil), b.apps...)
+	sort.Slice(apps, func(i, j int) bool { return apps[i].name < apps[j].name })
+	out := make([]resdeps.App, len(apps))
+	errs := make([]error, len(apps))
+	sem := make(chan struct{}, fetchers)
+	var wg sync.WaitGroup
+	for i, a := range apps {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			objs, err := inv.Fetch(a.m.App.Namespace, a.m.App.Name)
+			out[i], errs[i] = resdeps.App{Name: a.name, Objects: objs}, err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return &FetchError{Err: fmt.Errorf("%s:\n%w", inv.Source, err)}
+	}
+	inv.Apps = out
+	return nil
 }
 
 // ResourceSummary counts what the inventory did to the wave edges.
@@ -42,6 +83,11 @@ func (b *builder) resources() error {
 	inv := b.o.Inventory
 	if inv == nil {
 		return nil
+	}
+	if inv.Fetch != nil {
+		if err := b.fetch(inv); err != nil {
+			return err
+		}
 	}
 	apps, err := b.inventoryApps(inv)
 	if err != nil {

@@ -3,6 +3,7 @@
 package importcmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,7 +30,8 @@ const Mark = "# Imported by `deployctl import`"
 func NewCommand() *cobra.Command {
 	var o importer.Options
 	var stackFrom, output, manifests string
-	var strict bool
+	var strict, live bool
+	var lc deps.LiveConfig
 	cmd := &cobra.Command{
 		Use:   "import PATH...",
 		Short: "Write a platform spec from existing Argo CD Applications (an app-of-apps with sync waves)",
@@ -80,6 +83,12 @@ cert-manager"); one nothing needs is marked "# from sync-wave only: no
 resource needs it" (--prune-unexplained drops it); a resource dependency the
 entries do not order yet is added to the consumer app's dependsOn with its
 evidence. One the waves order the other way round is an error (exit 3).
+--live reads the same inventory from the Argo CD API instead, read-only: each
+app's managed resources (GET /api/v1/applications/NAME/managed-resources,
+their target state), with deploystep's connection settings: --server,
+--token-file, --ca-file, --root-path, --plaintext, --insecure-skip-verify (or
+ARGOCD_SERVER, ARGOCD_TOKEN_FILE, ARGOCD_CA_FILE, ARGOCD_ROOT_PATH,
+ARGOCD_PLAINTEXT, ARGOCD_INSECURE_SKIP_VERIFY). A read that fails exits 1.
 
 The spec is checked with the loader and compiled before anything is written;
 every generated Application is compared with its original, and what the spec
@@ -94,7 +103,8 @@ file of yours.
 Memory: a soft limit of 32 MiB plus 20 times the input (GOMEMLIMIT in the
 environment replaces it).
 
-Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
+Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
+(nothing written).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Every argument problem in one pass, before the inputs are read.
@@ -117,8 +127,29 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 					problems = append(problems, fmt.Errorf("-o %w (-o - writes to standard output)", err))
 				}
 			}
-			if o.PruneUnexplained && manifests == "" {
-				problems = append(problems, errors.New("--prune-unexplained goes with --manifests: it drops the wave edges no resource needs"))
+			if o.PruneUnexplained && manifests == "" && !live {
+				problems = append(problems, errors.New("--prune-unexplained goes with --manifests or --live: it drops the wave edges no resource needs"))
+			}
+			if manifests != "" && live {
+				problems = append(problems, errors.New("--manifests and --live are two sources of the same inventory: give one"))
+			}
+			if live && manifests == "" {
+				lc.Server = envOr(lc.Server, "ARGOCD_SERVER")
+				lc.TokenFile = envOr(lc.TokenFile, "ARGOCD_TOKEN_FILE")
+				lc.CAFile = envOr(lc.CAFile, "ARGOCD_CA_FILE")
+				lc.RootPath = envOr(lc.RootPath, "ARGOCD_ROOT_PATH")
+				c, err := deps.NewLive(lc)
+				if err != nil {
+					problems = append(problems, fmt.Errorf("--live:\n%w", err))
+				} else {
+					ctx := cmd.Context()
+					if ctx == nil {
+						ctx = context.Background()
+					}
+					o.Inventory = &importer.Inventory{Source: "--live (" + lc.Server + ")", Fetch: func(ns, name string) ([]deps.Object, error) {
+						return c.Objects(ctx, ns, name)
+					}}
+				}
 			}
 			if manifests != "" {
 				apps, err := deps.ReadDir(manifests)
@@ -154,6 +185,10 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 			}
 			limitMemory(in.Size())
 			r, err := importer.Import(in, o)
+			var fe *importer.FetchError
+			if errors.As(err, &fe) {
+				return exitcode.With(exitcode.Failure, err)
+			}
 			if err != nil {
 				return exitcode.With(exitcode.Invalid, err)
 			}
@@ -191,7 +226,15 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 	f.StringVar(&o.Image, "image", "", "the deploystep image (default a placeholder to replace)")
 	f.BoolVar(&strict, "strict", false, "write nothing if an Application has a field the spec cannot express")
 	f.StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml: infer dependencies from what the apps deploy")
-	f.BoolVar(&o.PruneUnexplained, "prune-unexplained", false, "with --manifests: drop the sync-wave dependencies no resource needs")
+	f.BoolVar(&o.PruneUnexplained, "prune-unexplained", false, "with --manifests or --live: drop the sync-wave dependencies no resource needs")
+	f.BoolVar(&live, "live", false, "infer dependencies from what the Applications deploy, read from the Argo CD API (read-only)")
+	f.StringVar(&lc.Server, "server", "", "--live: Argo CD API host:port [ARGOCD_SERVER]")
+	f.StringVar(&lc.TokenFile, "token-file", "", "--live: file holding the API token [ARGOCD_TOKEN_FILE]")
+	f.StringVar(&lc.CAFile, "ca-file", "", "--live: PEM CA bundle for the server certificate [ARGOCD_CA_FILE]")
+	f.StringVar(&lc.RootPath, "root-path", "", "--live: argocd-server --rootpath prefix [ARGOCD_ROOT_PATH]")
+	f.BoolVar(&lc.Plaintext, "plaintext", os.Getenv("ARGOCD_PLAINTEXT") == "true", "--live: HTTP instead of HTTPS [ARGOCD_PLAINTEXT]")
+	f.BoolVar(&lc.InsecureSkipVerify, "insecure-skip-verify", os.Getenv("ARGOCD_INSECURE_SKIP_VERIFY") == "true", "--live: accept any TLS certificate [ARGOCD_INSECURE_SKIP_VERIFY]")
+	f.DurationVar(&lc.RequestTimeout, "request-timeout", 30*time.Second, "--live: deadline of every API request")
 	return cmd
 }
 
@@ -214,6 +257,14 @@ func limitMemory(input int64) {
 		return
 	}
 	debug.SetMemoryLimit(memoryBase + memoryPerInputByte*input)
+}
+
+// envOr is v, else the environment variable (deploystep's names).
+func envOr(v, env string) string {
+	if v != "" {
+		return v
+	}
+	return os.Getenv(env)
 }
 
 func validName(s string) bool {

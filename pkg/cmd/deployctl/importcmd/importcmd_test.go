@@ -2,6 +2,9 @@ package importcmd
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"github.com/deployctl/deployctl/internal/fssnap"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
 )
@@ -248,5 +252,84 @@ func TestImportManifestsInvalid(t *testing.T) {
 	}
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Error("something was written")
+	}
+}
+
+// fakeArgoCD serves each Application's managed resources from a folder of
+// rendered manifests (DIR/<app>/), as Argo CD's API sends them: every
+// object a JSON string in targetState.
+func fakeArgoCD(t *testing.T, dir, token string, fail map[string]bool) *httptest.Server {
+	t.Helper()
+	apps, err := deps.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]deps.App{}
+	for _, a := range apps {
+		byName[a.Name] = a
+	}
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ok := strings.CutPrefix(r.URL.Path, "/api/v1/applications/")
+		name, ok2 := strings.CutSuffix(name, "/managed-resources")
+		if !ok || !ok2 || r.Method != http.MethodGet || r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, `{"message":"no"}`, http.StatusUnauthorized)
+			return
+		}
+		if fail[name] {
+			http.Error(w, `{"code":13,"message":"repository not accessible"}`, http.StatusInternalServerError)
+			return
+		}
+		var items []map[string]any
+		for _, o := range byName[name].Objects {
+			state, _ := json.Marshal(o.Obj)
+			items = append(items, map[string]any{"kind": o.Kind(), "name": o.Name(), "targetState": string(state)})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"items": items})
+	}))
+}
+
+// --live reads the same inventory through the Argo CD API: the same spec
+// as --manifests; a failed read exits 1 naming every app that failed.
+func TestImportLive(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("s3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := fakeArgoCD(t, testdata+"rfc-manifests", "s3cret-token", nil)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	live, stderr, err := run(testdata+"rfc", "--live", "--server", host, "--plaintext", "--token-file", tok, "--prune-unexplained")
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	files, _, err := run(testdata+"rfc", "--manifests", testdata+"rfc-manifests", "--prune-unexplained")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(s string) string { return s[strings.Index(s, "\napiVersion:"):] }
+	if body(live) != body(files) {
+		t.Error("--live and --manifests differ")
+	}
+	if strings.Contains(stderr+live, "s3cret-token") {
+		t.Error("the token is in the output")
+	}
+
+	bad := fakeArgoCD(t, testdata+"rfc-manifests", "s3cret-token", map[string]bool{"grafana": true, "loki": true})
+	defer bad.Close()
+	_, _, err = run(testdata+"rfc", "--live", "--server", strings.TrimPrefix(bad.URL, "http://"), "--plaintext", "--token-file", tok)
+	if exitcode.Of(err) != exitcode.Failure || !strings.Contains(err.Error(), "managed resources of Application argocd/grafana: HTTP 500: repository not accessible") ||
+		!strings.Contains(err.Error(), "argocd/loki") {
+		t.Errorf("err = %v", err)
+	}
+	_, _, err = run(testdata+"rfc", "--live", "--manifests", testdata+"rfc-manifests")
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("err = %v", err)
+	}
+	t.Setenv("ARGOCD_SERVER", "")
+	t.Setenv("ARGOCD_TOKEN_FILE", "")
+	_, _, err = run(testdata+"rfc", "--live")
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "server is required") || !strings.Contains(err.Error(), "token file is required") {
+		t.Errorf("err = %v", err)
 	}
 }
