@@ -59,20 +59,39 @@ func Compare(d *dag.DAG, r *Result, known map[string]bool) *Comparison {
 }
 
 // Uncovered are the edges whose provider the consumer does not wait for in
-// d, directly or through other dependencies.
+// d, directly or through other dependencies. Closures are taken from the
+// providers (few: the operators) rather than the consumers (every app).
 func Uncovered(d *dag.DAG, edges []Edge) []Edge {
 	var out []Edge
-	closure := map[string][]string{}
+	waiting := map[string][]string{} // provider → what waits for it, sorted
 	for _, e := range edges {
 		if !d.Graph.Has(e.From) || !d.Graph.Has(e.To) {
 			continue
 		}
-		cl, ok := closure[e.From]
+		w, ok := waiting[e.To]
 		if !ok {
-			cl = d.Graph.DepsClosure(e.From)
-			closure[e.From] = cl
+			w = d.Graph.DependentsClosure(e.To)
+			waiting[e.To] = w
 		}
-		if _, found := slices.BinarySearch(cl, e.To); !found {
+		if _, found := slices.BinarySearch(w, e.From); !found {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Cyclic are the edges whose provider waits for its consumer in d: with
+// the edge, a cycle.
+func Cyclic(d *dag.DAG, edges []Edge) []Edge {
+	var out []Edge
+	waitsFor := map[string][]string{} // provider → what it waits for, sorted
+	for _, e := range edges {
+		w, ok := waitsFor[e.To]
+		if !ok {
+			w = d.Graph.DepsClosure(e.To)
+			waitsFor[e.To] = w
+		}
+		if _, found := slices.BinarySearch(w, e.From); found {
 			out = append(out, e)
 		}
 	}

@@ -93,6 +93,15 @@ type provider struct {
 func Infer(apps []App) *Result {
 	apps = append([]App(nil), apps...)
 	sort.SliceStable(apps, func(i, j int) bool { return apps[i].Name < apps[j].Name })
+	for i := range apps {
+		var synced []Object
+		for _, o := range apps[i].Objects {
+			if o.Synced() {
+				synced = append(synced, o)
+			}
+		}
+		apps[i].Objects = synced
+	}
 	x := newContext(apps)
 
 	unique := map[string][]provider{}   // key → one provision per app, apps sorted

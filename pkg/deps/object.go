@@ -136,3 +136,53 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Synced says whether a successful sync applies o, as gitops-engine reads
+// the hook annotations (pkg/sync/hook): not an object marked only
+// argocd.argoproj.io/hook: Skip, not a hook of no phase it runs (a Helm
+// test hook, helm.sh/hook: test), not one that runs only when a sync fails.
+func (o Object) Synced() bool {
+	argo, isArgo := at(o.Obj, "metadata", "annotations", "argocd.argoproj.io/hook").(string)
+	var phases []string
+	if isArgo {
+		for _, p := range csv(argo) {
+			switch p {
+			case "PreSync", "Sync", "PostSync", "SyncFail", "Skip":
+				phases = append(phases, p)
+			}
+		}
+		if len(phases) == 1 && phases[0] == "Skip" {
+			return false
+		}
+	}
+	if len(phases) == 0 { // Argo CD ignores Helm's hooks when it has its own
+		helm, isHelm := at(o.Obj, "metadata", "annotations", "helm.sh/hook").(string)
+		if !isArgo && (!isHelm || helm == "crd-install") {
+			return true // not a hook: a resource of the sync
+		}
+		for _, p := range csv(helm) {
+			switch p {
+			case "pre-install", "pre-upgrade":
+				phases = append(phases, "PreSync")
+			case "post-install", "post-upgrade":
+				phases = append(phases, "PostSync")
+			}
+		}
+	}
+	for _, p := range phases {
+		if p != "SyncFail" && p != "Skip" {
+			return true
+		}
+	}
+	return false
+}
+
+func csv(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

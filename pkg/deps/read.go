@@ -34,9 +34,15 @@ func ReadDir(dir string) ([]App, error) {
 	for _, e := range entries {
 		name := e.Name()
 		path := filepath.Join(dir, name)
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 { // a linked app folder is read, not skipped
+			fi, err := os.Stat(path)
+			isDir = err == nil && fi.IsDir()
+			path += string(filepath.Separator) // WalkDir follows a root given so
+		}
 		switch {
 		case strings.HasPrefix(name, "."):
-		case e.IsDir():
+		case isDir:
 			a, errs := readApp(name, path)
 			problems = append(problems, errs...)
 			apps = append(apps, a)
@@ -79,9 +85,11 @@ func readApp(name, dir string) (App, []error) {
 		if d.IsDir() || !isManifest(d.Name()) {
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			problems = append(problems, fmt.Errorf("%s: not a regular file", path))
-			return nil
+		if !d.Type().IsRegular() { // a link to a file is read; a device or pipe is not
+			if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+				problems = append(problems, fmt.Errorf("%s: not a regular file", path))
+				return nil
+			}
 		}
 		data, err := readlimit.ReadFile(path, readlimit.Import-total)
 		if err != nil {

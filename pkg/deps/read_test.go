@@ -68,3 +68,19 @@ func TestReadDirEmpty(t *testing.T) {
 		t.Error("a missing folder read")
 	}
 }
+
+// A linked app folder (DIR/app → ../rendered/app) is read like a folder.
+func TestReadDirSymlink(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"rendered/web/m.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"})
+	if err := os.MkdirAll(filepath.Join(dir, "inv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "rendered", "web"), filepath.Join(dir, "inv", "web")); err != nil {
+		t.Fatal(err)
+	}
+	apps, err := ReadDir(filepath.Join(dir, "inv"))
+	if err != nil || len(apps) != 1 || apps[0].Name != "web" || len(apps[0].Objects) != 1 {
+		t.Fatalf("%v %+v", err, apps)
+	}
+}

@@ -398,11 +398,17 @@ func webhookProvides(_ *Context, o Object) []Provision {
 		if at(w, "clientConfig", "service") == nil {
 			continue // a URL outside the cluster: no app of the platform serves it
 		}
-		hook := w
+		h := hook{rules: list(w, "rules"), objects: selector(at(w, "objectSelector")), namespaces: selector(at(w, "namespaceSelector")),
+			groups: map[string]bool{}}
+		for _, r := range h.rules {
+			for _, g := range strList(r, "apiGroups") {
+				h.groups[g] = true
+			}
+		}
 		out = append(out, Provision{
 			Key:   admission,
 			What:  kind + " webhook " + str(w, "name") + " (service " + str(w, "clientConfig", "service", "namespace") + "/" + str(w, "clientConfig", "service", "name") + ")",
-			Match: func(x *Context, c Object) bool { return intercepts(x, hook, c) },
+			Match: h.intercepts,
 		})
 	}
 	return out
@@ -415,21 +421,31 @@ func webhookNeeds(_ *Context, o Object) []string {
 	return []string{admission}
 }
 
-// intercepts says whether webhook w intercepts creating or updating c.
-func intercepts(x *Context, w any, c Object) bool {
+// hook is one admission webhook, its selectors parsed once.
+type hook struct {
+	rules               []any
+	objects, namespaces labels.Selector
+	groups              map[string]bool // of all its rules: a quick no for most objects
+}
+
+// intercepts says whether the webhook intercepts creating or updating c.
+func (h hook) intercepts(x *Context, c Object) bool {
+	if !h.groups["*"] && !h.groups[c.Group()] {
+		return false
+	}
 	ns := x.namespaceOf(c)
 	namespaced, known := x.scope(c)
 	if !known {
 		namespaced = c.Namespace() != ""
 	}
-	if !selects(at(w, "objectSelector"), c.Labels()) {
+	if !h.objects.Matches(labels.Set(c.Labels())) {
 		return false
 	}
-	if namespaced && ns != "" && !selects(at(w, "namespaceSelector"), x.namespaceLabels(ns)) {
+	if namespaced && ns != "" && !h.namespaces.Matches(labels.Set(x.namespaceLabels(ns))) {
 		return false
 	}
 	res := x.resource(c)
-	for _, r := range list(w, "rules") {
+	for _, r := range h.rules {
 		ops := strList(r, "operations")
 		if !(slices.Contains(ops, "*") || slices.Contains(ops, "CREATE") || slices.Contains(ops, "UPDATE")) {
 			continue
@@ -457,24 +473,24 @@ func intercepts(x *Context, w any, c Object) bool {
 	return false
 }
 
-// selects evaluates a metav1.LabelSelector held as unstructured data; an
-// absent or empty selector selects everything, an unreadable one nothing
-// (never guessed into an edge).
-func selects(sel any, l map[string]string) bool {
+// selector parses a metav1.LabelSelector held as unstructured data; an
+// absent one selects everything, an unreadable one nothing (never guessed
+// into an edge).
+func selector(sel any) labels.Selector {
 	if sel == nil {
-		return true
+		return labels.Everything()
 	}
 	raw, err := json.Marshal(sel)
 	if err != nil {
-		return false
+		return labels.Nothing()
 	}
 	var ls metav1.LabelSelector
 	if json.Unmarshal(raw, &ls) != nil {
-		return false
+		return labels.Nothing()
 	}
 	s, err := metav1.LabelSelectorAsSelector(&ls)
 	if err != nil {
-		return false
+		return labels.Nothing()
 	}
-	return s.Matches(labels.Set(l))
+	return s
 }

@@ -184,3 +184,60 @@ func TestRuleTable(t *testing.T) {
 		seen[r.Name] = true
 	}
 }
+
+// Objects a successful sync never applies need and provide nothing.
+func TestSynced(t *testing.T) {
+	for _, c := range []struct {
+		ann  string
+		want bool
+	}{
+		{"", true},
+		{"argocd.argoproj.io/hook: Skip", false},
+		{"argocd.argoproj.io/hook: 'PreSync, Skip'", true},
+		{"argocd.argoproj.io/hook: SyncFail", false},
+		{"argocd.argoproj.io/hook: PostSync", true},
+		{"helm.sh/hook: test", false},
+		{"helm.sh/hook: test-success", false},
+		{"helm.sh/hook: crd-install", true},
+		{"helm.sh/hook: 'pre-install,pre-upgrade'", true},
+		{"{helm.sh/hook: test, argocd.argoproj.io/hook: Sync}", true},
+	} {
+		ann := c.ann
+		if ann != "" && !strings.HasPrefix(ann, "{") {
+			ann = "{" + ann + "}"
+		}
+		yml := "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c, namespace: x"
+		if ann != "" {
+			yml += ", annotations: " + ann
+		}
+		yml += "}\n"
+		objs, errs := Parse("x.yaml", []byte(yml))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		if got := objs[0].Synced(); got != c.want {
+			t.Errorf("%s: synced %v", c.ann, got)
+		}
+		r := Infer([]App{app(t, "cm", "", crdCert), {Name: "c", Objects: objs}})
+		if (len(r.Edges) == 1) != c.want {
+			t.Errorf("%s: edges %v", c.ann, flat(r))
+		}
+	}
+}
+
+// A selector that does not parse selects nothing: no edge is guessed.
+func TestBadSelector(t *testing.T) {
+	hooks := app(t, "hooks", "", `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: v}
+webhooks:
+- name: v.example.com
+  clientConfig: {service: {name: s, namespace: hooks}}
+  objectSelector: {matchExpressions: [{key: a, operator: Sometimes}]}
+  rules: [{apiGroups: ["*"], apiVersions: ["*"], operations: ["*"], resources: ["*"]}]
+`)
+	c := app(t, "c", "x", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+	if r := Infer([]App{hooks, c}); len(r.Edges) != 0 {
+		t.Errorf("edges %v", flat(r))
+	}
+}

@@ -153,8 +153,10 @@ func (b *builder) resources() error {
 		}
 	}
 
-	// Add what the edges do not order, one at a time: each added edge may
-	// order later ones.
+	// Add every dependency the entries do not order, all at once (the
+	// result does not depend on an order); then a cycle is a dependency
+	// whose provider now waits for its consumer, and an added entry that
+	// others imply goes again.
 	byName := map[string]*spec.App{}
 	for i := range b.res.Platform.Spec.Stacks {
 		s := &b.res.Platform.Spec.Stacks[i]
@@ -162,36 +164,35 @@ func (b *builder) resources() error {
 			byName[s.Apps[j].Name] = &s.Apps[j]
 		}
 	}
-	var cycles []error
-	for _, e := range r.Edges {
-		if len(resdeps.Uncovered(d, []resdeps.Edge{e})) == 0 {
-			continue
-		}
-		if len(resdeps.Uncovered(d, []resdeps.Edge{{From: e.To, To: e.From}})) == 0 {
-			hint := ""
-			if !b.o.PruneUnexplained && sum.Unexplained > 0 {
-				hint = ", or import with --prune-unexplained if only wave edges nothing needs order them so"
-			}
-			cycles = append(cycles, fmt.Errorf("%s needs %s (%s), but the sync waves make %s wait for %s: the spec would have a cycle; fix the waves%s",
-				e.From, e.To, evidenceLine(e), e.To, e.From, hint))
-			continue
-		}
-		a := byName[e.From]
-		a.DependsOn = append(a.DependsOn, e.To)
-		b.res.Edges = append(b.res.Edges, Edge{From: e.From, To: e.To, Reason: e.Text(), Resource: true})
+	add := resdeps.Uncovered(d, r.Edges)
+	for _, e := range add {
 		d.Graph.DependOn(e.From, e.To)
-		sum.Added++
+	}
+	var cycles []error
+	for _, e := range resdeps.Cyclic(d, add) {
+		hint := ""
+		if !b.o.PruneUnexplained && sum.Unexplained > 0 {
+			hint = ", or import with --prune-unexplained if only wave entries nothing needs order them so"
+		}
+		cycles = append(cycles, fmt.Errorf("%s needs %s (%s), but %s already waits for %s (through the sync waves or other resources): "+
+			"the spec would have a cycle; fix the waves%s", e.From, e.To, evidenceLine(e), e.To, e.From, hint))
 	}
 	if len(cycles) > 0 {
 		return fmt.Errorf("%s: dependencies the resources show contradict the sync waves:\n  %w", inv.Source, errors.Join(cycles...))
 	}
+	for _, e := range add {
+		a := byName[e.From]
+		a.DependsOn = append(a.DependsOn, e.To)
+		b.res.Edges = append(b.res.Edges, Edge{From: e.From, To: e.To, Reason: e.Text(), Resource: true})
+	}
+	sum.Added = len(add)
 	b.dropImplied(d, byName)
 	return nil
 }
 
-// dropImplied removes the added entries a later one implies (temporal →
-// external-secrets once temporal → external-secrets-stores, which waits
-// for it, is there): lint would name them redundant. Only added entries go;
+// dropImplied removes the added entries others imply (temporal →
+// external-secrets beside temporal → external-secrets-stores, which waits
+// for it): lint would name them redundant. Only added entries go;
 // removing any subset of a DAG's redundant edges keeps what it orders.
 func (b *builder) dropImplied(d *dag.DAG, byName map[string]*spec.App) {
 	type pair struct{ from, to string }
