@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	resdeps "github.com/deployctl/deployctl/pkg/deps"
@@ -18,9 +17,8 @@ import (
 type Inventory struct {
 	Source string // "--manifests DIR", "--live": for notes and the header
 	Apps   []resdeps.App
-	// Fetch, when set, reads each spec app's objects instead (--live): the
-	// Application's namespace and name.
-	Fetch func(namespace, name string) ([]resdeps.Object, error)
+	// Fetch, when set, reads the spec apps' objects instead (--live).
+	Fetch func([]resdeps.AppRef) ([]resdeps.App, error)
 }
 
 // FetchError is a failed live read: not the input's fault (exit 1, not 3).
@@ -29,31 +27,16 @@ type FetchError struct{ Err error }
 func (e *FetchError) Error() string { return e.Err.Error() }
 func (e *FetchError) Unwrap() error { return e.Err }
 
-// fetchers bounds the live reads in flight: enough to hide the round trips
-// of a thousand Applications, few enough not to load the API server.
-const fetchers = 8
-
-// fetch reads every spec app's objects through inv.Fetch, all of them,
-// reporting every failure at once.
+// fetch reads every spec app's objects through inv.Fetch.
 func (b *builder) fetch(inv *Inventory) error {
 	apps := append([]*app(nil), b.apps...)
 	sort.Slice(apps, func(i, j int) bool { return apps[i].name < apps[j].name })
-	out := make([]resdeps.App, len(apps))
-	errs := make([]error, len(apps))
-	sem := make(chan struct{}, fetchers)
-	var wg sync.WaitGroup
+	refs := make([]resdeps.AppRef, len(apps))
 	for i, a := range apps {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			objs, err := inv.Fetch(a.m.App.Namespace, a.m.App.Name)
-			out[i], errs[i] = resdeps.App{Name: a.name, Objects: objs}, err
-		}()
+		refs[i] = resdeps.AppRef{App: a.name, Namespace: a.m.App.Namespace, Application: a.m.App.Name}
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	out, err := inv.Fetch(refs)
+	if err != nil {
 		return &FetchError{Err: fmt.Errorf("%s:\n%w", inv.Source, err)}
 	}
 	inv.Apps = out

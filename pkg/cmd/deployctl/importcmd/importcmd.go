@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +30,7 @@ func NewCommand() *cobra.Command {
 	var o importer.Options
 	var stackFrom, output, manifests string
 	var strict, live bool
-	var lc deps.LiveConfig
+	var liveFlags *deps.LiveConfig
 	cmd := &cobra.Command{
 		Use:   "import PATH...",
 		Short: "Write a platform spec from existing Argo CD Applications (an app-of-apps with sync waves)",
@@ -134,10 +133,7 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 				problems = append(problems, errors.New("--manifests and --live are two sources of the same inventory: give one"))
 			}
 			if live && manifests == "" {
-				lc.Server = envOr(lc.Server, "ARGOCD_SERVER")
-				lc.TokenFile = envOr(lc.TokenFile, "ARGOCD_TOKEN_FILE")
-				lc.CAFile = envOr(lc.CAFile, "ARGOCD_CA_FILE")
-				lc.RootPath = envOr(lc.RootPath, "ARGOCD_ROOT_PATH")
+				lc := liveFlags.Env()
 				c, err := deps.NewLive(lc)
 				if err != nil {
 					problems = append(problems, fmt.Errorf("--live:\n%w", err))
@@ -146,8 +142,8 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 					if ctx == nil {
 						ctx = context.Background()
 					}
-					o.Inventory = &importer.Inventory{Source: "--live (" + lc.Server + ")", Fetch: func(ns, name string) ([]deps.Object, error) {
-						return c.Objects(ctx, ns, name)
+					o.Inventory = &importer.Inventory{Source: "--live (" + lc.Server + ")", Fetch: func(refs []deps.AppRef) ([]deps.App, error) {
+						return c.Inventory(ctx, refs)
 					}}
 				}
 			}
@@ -228,13 +224,7 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 	f.StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml: infer dependencies from what the apps deploy")
 	f.BoolVar(&o.PruneUnexplained, "prune-unexplained", false, "with --manifests or --live: drop the sync-wave dependencies no resource needs")
 	f.BoolVar(&live, "live", false, "infer dependencies from what the Applications deploy, read from the Argo CD API (read-only)")
-	f.StringVar(&lc.Server, "server", "", "--live: Argo CD API host:port [ARGOCD_SERVER]")
-	f.StringVar(&lc.TokenFile, "token-file", "", "--live: file holding the API token [ARGOCD_TOKEN_FILE]")
-	f.StringVar(&lc.CAFile, "ca-file", "", "--live: PEM CA bundle for the server certificate [ARGOCD_CA_FILE]")
-	f.StringVar(&lc.RootPath, "root-path", "", "--live: argocd-server --rootpath prefix [ARGOCD_ROOT_PATH]")
-	f.BoolVar(&lc.Plaintext, "plaintext", os.Getenv("ARGOCD_PLAINTEXT") == "true", "--live: HTTP instead of HTTPS [ARGOCD_PLAINTEXT]")
-	f.BoolVar(&lc.InsecureSkipVerify, "insecure-skip-verify", os.Getenv("ARGOCD_INSECURE_SKIP_VERIFY") == "true", "--live: accept any TLS certificate [ARGOCD_INSECURE_SKIP_VERIFY]")
-	f.DurationVar(&lc.RequestTimeout, "request-timeout", 30*time.Second, "--live: deadline of every API request")
+	liveFlags = deps.LiveFlags(f)
 	return cmd
 }
 
@@ -257,14 +247,6 @@ func limitMemory(input int64) {
 		return
 	}
 	debug.SetMemoryLimit(memoryBase + memoryPerInputByte*input)
-}
-
-// envOr is v, else the environment variable (deploystep's names).
-func envOr(v, env string) string {
-	if v != "" {
-		return v
-	}
-	return os.Getenv(env)
 }
 
 func validName(s string) bool {

@@ -2,6 +2,7 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +24,8 @@ import (
 // NewCommand returns `deployctl plan FILE`.
 func NewCommand() *cobra.Command {
 	var scope, output, action, wavesFile, durationsFile, manifests string
-	var compareWaves, explainEdges bool
+	var compareWaves, explainEdges, live bool
+	var liveFlags *deps.LiveConfig
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Show layers, order, parallelism, critical path and teardown order of a platform",
@@ -40,6 +42,11 @@ written by 'deployctl import', or argocd.argoproj.io/sync-wave), or from
 --waves FILE, a YAML map of app to wave. With --manifests DIR the DAG is the
 one the apps' resources show (every dependsOn replaced by them): the real
 ratio between the waves and the dependencies, before anyone edits the spec.
+
+--live reads the same from the Argo CD API instead of a folder: each app's
+managed resources, with deploystep's connection settings (--server,
+--token-file, --ca-file, --root-path, --plaintext, --insecure-skip-verify, or
+their ARGOCD_* variables); a failed read exits 1.
 
 --explain-edges --manifests DIR holds every dependsOn entry against what the
 apps deploy, DIR/<app>/*.yaml (README: "Dependencies from resources"): a
@@ -59,14 +66,22 @@ app without a folder are not checked. -o text or json.`,
 				problems = append(problems, errors.New("--waves and --durations go with --compare-waves"))
 			}
 			switch {
-			case explainEdges && manifests == "":
-				problems = append(problems, errors.New("--explain-edges needs --manifests DIR: the rendered manifests of the apps"))
+			case manifests != "" && live:
+				problems = append(problems, errors.New("--manifests and --live are two sources of the same inventory: give one"))
+			case explainEdges && manifests == "" && !live:
+				problems = append(problems, errors.New("--explain-edges needs --manifests DIR (the rendered manifests of the apps) or --live"))
 			case explainEdges && compareWaves:
 				problems = append(problems, errors.New("--explain-edges and --compare-waves are two reports: run them one at a time"))
 			case explainEdges && scope != "platform":
 				problems = append(problems, errors.New("--explain-edges checks the whole platform: leave out --scope"))
-			case manifests != "" && !explainEdges && !compareWaves:
-				problems = append(problems, errors.New("--manifests goes with --explain-edges or --compare-waves"))
+			case (manifests != "" || live) && !explainEdges && !compareWaves:
+				problems = append(problems, errors.New("--manifests and --live go with --explain-edges or --compare-waves"))
+			}
+			var reader *deps.Live
+			if live && manifests == "" {
+				if reader, err = deps.NewLive(liveFlags.Env()); err != nil {
+					problems = append(problems, fmt.Errorf("--live:\n%w", err))
+				}
 			}
 			var inventory []deps.App
 			if manifests != "" {
@@ -82,8 +97,26 @@ app without a folder are not checked. -o text or json.`,
 				return exitcode.With(exitcode.Invalid, errors.Join(problems...))
 			}
 			source := "--manifests " + manifests
+			if reader != nil {
+				source = "--live (" + liveFlags.Env().Server + ")"
+				ctx := cmd.Context()
+				if ctx == nil {
+					ctx = context.Background()
+				}
+				var refs []deps.AppRef
+				for _, a := range d.Apps() {
+					ns := d.Node(a).App.ApplicationNamespace
+					if ns == "" {
+						ns = d.Platform.Spec.ArgoCD.Namespace
+					}
+					refs = append(refs, deps.AppRef{App: a, Namespace: ns, Application: a})
+				}
+				if inventory, err = reader.Inventory(ctx, refs); err != nil {
+					return exitcode.With(exitcode.Failure, fmt.Errorf("%s:\n%w", source, err))
+				}
+			}
 			var noInventory []string
-			if manifests != "" {
+			if manifests != "" || reader != nil {
 				if inventory, noInventory, err = plan.InventoryApps(d, source, inventory); err != nil {
 					return exitcode.With(exitcode.Invalid, err)
 				}
@@ -98,7 +131,7 @@ app without a folder are not checked. -o text or json.`,
 				}
 				return nil
 			}
-			if manifests != "" {
+			if manifests != "" || reader != nil {
 				if d, err = plan.EvidenceDAG(d, inventory); err != nil {
 					return exitcode.With(exitcode.Invalid, err)
 				}
@@ -121,7 +154,7 @@ app without a folder are not checked. -o text or json.`,
 					}
 					o.DurationSource = "measured in " + durationsFile
 				}
-				if manifests != "" {
+				if manifests != "" || reader != nil {
 					o.DAGSource = "dependencies from the resources (" + source + "), not the spec's dependsOn"
 				}
 				c, err := plan.CompareWaves(d, scope, o)
@@ -145,6 +178,8 @@ app without a folder are not checked. -o text or json.`,
 	cmd.Flags().StringVar(&durationsFile, "durations", "", "a deploy's executor report (JSON): use its measured app durations")
 	cmd.Flags().BoolVar(&explainEdges, "explain-edges", false, "hold every dependsOn against what the apps deploy (--manifests): missing ones are errors")
 	cmd.Flags().StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml (--explain-edges; --compare-waves: the DAG from the resources)")
+	cmd.Flags().BoolVar(&live, "live", false, "instead of --manifests: what the Applications deploy, read from the Argo CD API (read-only)")
+	liveFlags = deps.LiveFlags(cmd.Flags())
 	return cmd
 }
 

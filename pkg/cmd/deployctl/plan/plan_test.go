@@ -3,6 +3,8 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,8 +218,8 @@ func TestExplainEdges(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{file, "--explain-edges"}, []string{"--explain-edges needs --manifests"}},
-		{[]string{file, "--manifests", inv}, []string{"--manifests goes with --explain-edges or --compare-waves"}},
+		{[]string{file, "--explain-edges"}, []string{"--explain-edges needs --manifests DIR (the rendered manifests of the apps) or --live"}},
+		{[]string{file, "--manifests", inv}, []string{"--manifests and --live go with --explain-edges or --compare-waves"}},
 		{[]string{file, "--explain-edges", "--compare-waves", "--manifests", inv}, []string{"two reports"}},
 		{[]string{file, "--explain-edges", "--manifests", filepath.Join(dir, "none"), "--waves", "w.yaml"},
 			[]string{"--waves and --durations go with --compare-waves", "--manifests " + filepath.Join(dir, "none")}},
@@ -228,5 +230,48 @@ func TestExplainEdges(t *testing.T) {
 				t.Errorf("%v: %v (want %q)", c.args, err, w)
 			}
 		}
+	}
+}
+
+// --explain-edges --live: the inventory from the Argo CD API; a failed
+// read exits 1, with the token nowhere in the message.
+func TestExplainEdgesLive(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	tok := filepath.Join(dir, "token")
+	for f, text := range map[string]string{file: spec, tok: "live-token-123\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"ws.example.com"},"spec":{"group":"example.com","scope":"Namespaced","names":{"kind":"W","plural":"ws"}}}`
+	w := `{"apiVersion":"example.com/v1","kind":"W","metadata":{"name":"w","namespace":"n"}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer live-token-123" || r.URL.Query().Get("appNamespace") != "argocd" {
+			http.Error(rw, `{"message":"denied `+r.Header.Get("Authorization")+`"}`, http.StatusForbidden) // echoes the credential
+			return
+		}
+		state := map[string]string{"/api/v1/applications/x/managed-resources": crd, "/api/v1/applications/z/managed-resources": w}[r.URL.Path]
+		items := []map[string]string{}
+		if state != "" {
+			items = append(items, map[string]string{"targetState": state})
+		}
+		_ = json.NewEncoder(rw).Encode(map[string]any{"items": items})
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	out, _, err := run(t, file, "--explain-edges", "--live", "--server", host, "--plaintext", "--token-file", tok)
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(out, "error: missing dependency z → x: W n/w at Application argocd/z (live) needs CRD ws.example.com from x;") {
+		t.Errorf("%v\n%s", err, out)
+	}
+	if err := os.WriteFile(tok, []byte("wrong-token-456\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = run(t, file, "--explain-edges", "--live", "--server", host, "--plaintext", "--token-file", tok)
+	if exitcode.Of(err) != exitcode.Failure || !strings.Contains(err.Error(), "managed resources of Application argocd/x: HTTP 403") {
+		t.Errorf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "wrong-token-456") {
+		t.Error("token in the message")
 	}
 }
