@@ -12,6 +12,7 @@ type Context struct {
 	app      *App
 	crds     map[string]crd               // group/Kind → its CRD
 	nsLabels map[string]map[string]string // namespace → labels of its Namespace object
+	services map[string]string            // namespace/name → the app deploying that Service; "" for more than one
 }
 
 // namespaceLabels are the labels a webhook's namespaceSelector sees: the
@@ -26,10 +27,21 @@ func (x *Context) namespaceLabels(ns string) map[string]string {
 }
 
 func newContext(apps []App) *Context {
-	x := &Context{crds: map[string]crd{}, nsLabels: map[string]map[string]string{}}
+	x := &Context{crds: map[string]crd{}, nsLabels: map[string]map[string]string{}, services: map[string]string{}}
 	for i := range apps {
 		for _, o := range apps[i].Objects {
 			switch {
+			case is(o, "", "Service"):
+				ns := o.Namespace()
+				if ns == "" {
+					ns = apps[i].Namespace
+				}
+				k := ns + "/" + o.Name()
+				if by, seen := x.services[k]; seen && by != apps[i].Name {
+					x.services[k] = ""
+				} else {
+					x.services[k] = apps[i].Name
+				}
 			case is(o, "apiextensions.k8s.io", "CustomResourceDefinition"):
 				g, k := str(o.Obj, "spec", "group"), str(o.Obj, "spec", "names", "kind")
 				x.crds[g+"/"+k] = crd{plural: str(o.Obj, "spec", "names", "plural"), namespaced: str(o.Obj, "spec", "scope") != "Cluster"}
@@ -118,7 +130,11 @@ func Infer(apps []App) *Result {
 			for _, r := range Rules {
 				for _, p := range r.Provides(x, o) {
 					if p.Match != nil {
-						matching[p.Key] = append(matching[p.Key], provider{a.Name, p})
+						by := a.Name
+						if p.By != "" {
+							by = p.By
+						}
+						matching[p.Key] = append(matching[p.Key], provider{by, p})
 						continue
 					}
 					if !own[a.Name][p.Key] {

@@ -30,6 +30,9 @@ type Provision struct {
 	// (an object goes through every admission webhook that intercepts
 	// it); without Match a key has one provider, and two are a conflict.
 	Match func(x *Context, consumer Object) bool
+	// By, with Match, is the app that serves the provision when not the
+	// one that declares it (a webhook's Service deployed by another app).
+	By string
 }
 
 // Rules is the table. Needs and provisions of kinds no rule names are
@@ -374,11 +377,12 @@ func podField(field, prefix string) func(*Context, Object) []string {
 
 // Admission webhooks: an object that a webhook with failurePolicy Fail
 // intercepts on create or update cannot be applied until the webhook's
-// Service answers, so it needs the app that deploys the webhook.
+// Service answers, so it needs the app that deploys that Service (else,
+// when no app or more than one does, the app of the configuration).
 
 const admission = "admission"
 
-func webhookProvides(_ *Context, o Object) []Provision {
+func webhookProvides(x *Context, o Object) []Provision {
 	kind := ""
 	switch {
 	case is(o, "admissionregistration.k8s.io", "MutatingWebhookConfiguration"):
@@ -405,10 +409,12 @@ func webhookProvides(_ *Context, o Object) []Provision {
 				h.groups[g] = true
 			}
 		}
+		svc := str(w, "clientConfig", "service", "namespace") + "/" + str(w, "clientConfig", "service", "name")
 		out = append(out, Provision{
 			Key:   admission,
-			What:  kind + " webhook " + str(w, "name") + " (service " + str(w, "clientConfig", "service", "namespace") + "/" + str(w, "clientConfig", "service", "name") + ")",
+			What:  kind + " webhook " + str(w, "name") + " (service " + svc + ")",
 			Match: h.intercepts,
+			By:    x.services[svc], // the app whose Service answers; else the configuration's
 		})
 	}
 	return out

@@ -241,3 +241,26 @@ webhooks:
 		t.Errorf("edges %v", flat(r))
 	}
 }
+
+// A webhook is served by the app that deploys its Service, when that is
+// not the app of the configuration.
+func TestWebhookService(t *testing.T) {
+	cfg := app(t, "hooks-config", "", `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: v}
+webhooks:
+- name: v.example.com
+  clientConfig: {service: {name: hooks, namespace: hooks}}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+`)
+	svc := app(t, "hooks-server", "hooks", "apiVersion: v1\nkind: Service\nmetadata: {name: hooks}\nspec: {ports: [{port: 443}]}\n")
+	c := app(t, "c", "x", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+	got := flat(Infer([]App{cfg, svc, c}))
+	if len(got) != 1 || got[0] != "c → hooks-server: validating webhook v.example.com (service hooks/hooks)×1" {
+		t.Errorf("edges %v", got)
+	}
+	got = flat(Infer([]App{cfg, c}))
+	if len(got) != 1 || got[0] != "c → hooks-config: validating webhook v.example.com (service hooks/hooks)×1" {
+		t.Errorf("without the Service: %v", got)
+	}
+}
