@@ -16,6 +16,11 @@ type Declared struct {
 	// Evidence are the inferred edges it orders: from one of From's apps
 	// to one of To's. None: nothing the apps deploy needs it.
 	Evidence []Edge
+	// Through, when there is no Evidence, are the inferred edges it
+	// orders only by way of what To waits for (grafana → ceph-storageclasses
+	// through a stack that waits for the storage stack): deleting the entry
+	// by hand would leave them unordered.
+	Through []Edge
 	// Unchecked are the apps on either side with no inventory: what they
 	// need or provide is unknown, so the entry is neither supported nor not.
 	Unchecked []string
@@ -36,6 +41,15 @@ type Comparison struct {
 // had an inventory (others are neither checked nor trusted).
 func Compare(d *dag.DAG, r *Result, known map[string]bool) *Comparison {
 	c := &Comparison{}
+	closures := map[string][]string{}
+	waitsFor := func(name string) []string {
+		cl, ok := closures[name]
+		if !ok {
+			cl = d.Graph.DepsClosure(name)
+			closures[name] = cl
+		}
+		return cl
+	}
 	members := func(name string, stack bool) []string {
 		if stack {
 			return d.StackApps(name)
@@ -45,12 +59,12 @@ func Compare(d *dag.DAG, r *Result, known map[string]bool) *Comparison {
 	for i, s := range d.Platform.Spec.Stacks {
 		for k, dep := range s.DependsOn {
 			c.Declared = append(c.Declared, declared(r, known, s.Name, dep, true, members(s.Name, true), members(dep, true),
-				fieldPath(i, -1, k)))
+				waitsFor(dep), fieldPath(i, -1, k)))
 		}
 		for j, a := range s.Apps {
 			for k, dep := range a.DependsOn {
 				c.Declared = append(c.Declared, declared(r, known, a.Name, dep, false, []string{a.Name}, []string{dep},
-					fieldPath(i, j, k)))
+					waitsFor(dep), fieldPath(i, j, k)))
 			}
 		}
 	}
@@ -105,7 +119,7 @@ func fieldPath(stack, app, k int) string {
 	return fmt.Sprintf("spec.stacks[%d].apps[%d].dependsOn[%d]", stack, app, k)
 }
 
-func declared(r *Result, known map[string]bool, from, to string, stack bool, fromApps, toApps []string, origin string) Declared {
+func declared(r *Result, known map[string]bool, from, to string, stack bool, fromApps, toApps, toWaitsFor []string, origin string) Declared {
 	d := Declared{From: from, To: to, Stack: stack, Origin: origin}
 	unchecked := map[string]bool{}
 	for _, a := range append(append([]string(nil), fromApps...), toApps...) {
@@ -115,6 +129,9 @@ func declared(r *Result, known map[string]bool, from, to string, stack bool, fro
 	}
 	d.Unchecked = sortedKeys(unchecked)
 	d.Evidence = r.Between(fromApps, toApps)
+	if len(d.Evidence) == 0 {
+		d.Through = r.Between(fromApps, toWaitsFor)
+	}
 	return d
 }
 

@@ -89,6 +89,9 @@ type Edge struct {
 	Resource    bool
 	Unexplained bool
 	Unchecked   []string
+	// Through: nothing needs it directly, but it orders this resource
+	// dependency by way of what its target waits for.
+	Through string
 }
 
 // Comment is the YAML comment written beside the edge.
@@ -96,6 +99,8 @@ func (e Edge) Comment() string {
 	switch {
 	case e.Reason != "":
 		return e.Reason
+	case e.Unexplained && e.Through != "":
+		return "from sync-wave only, but it orders " + e.Through + " through what it waits for: declare that before you delete it"
 	case e.Unexplained:
 		return "from sync-wave only: no resource needs it (" + e.waveComment() + ")"
 	case len(e.Unchecked) > 0:

@@ -49,6 +49,7 @@ type ResourceSummary struct {
 	Added       int // of them, written as new dependsOn entries
 	Explained   int // wave edges a resource needs
 	Unexplained int // wave edges nothing needs (dropped with PruneUnexplained)
+	Through     int // of them, those that order a resource dependency through others
 	Unchecked   int // wave edges between apps with no inventory
 	Pruned      bool
 	// Edges are the dependencies found, with their evidence.
@@ -115,6 +116,10 @@ func (b *builder) resources() error {
 		default:
 			e.Unexplained = true
 			sum.Unexplained++
+			if len(x.Through) > 0 {
+				e.Through = through(x.Through)
+				sum.Through++
+			}
 			if b.o.PruneUnexplained {
 				drop[key{e.From, e.To, e.Stack}] = true
 			}
@@ -218,6 +223,18 @@ func reason(ev []resdeps.Edge, stack bool) string {
 	return s
 }
 
+// through names the first resource dependency an entry orders only by way
+// of others: "grafana → ceph-storageclasses (default StorageClass
+// ceph-block)".
+func through(edges []resdeps.Edge) string {
+	e := edges[0]
+	s := fmt.Sprintf("%s → %s (%s)", e.From, e.To, e.Evidence[0].What)
+	if n := len(edges) - 1; n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
+}
+
 func evidenceLine(e resdeps.Edge) string {
 	ev := e.Evidence[0]
 	return fmt.Sprintf("%s at %s needs %s", ev.Object, ev.Where, ev.What)
@@ -294,6 +311,7 @@ func (b *builder) resourceLines(r *ResourceSummary) []string {
 	}
 	return wrap(fmt.Sprintf("Held against what the apps deploy (%s): %d dependencies found in the resources, %d of them added as "+
 		"entries marked \"needs ... from APP\" (the others the waves order already); %d wave entries a resource needs, marked with it; "+
-		"%d not checked (an app without inventory); %d that nothing needs, %s.",
-		b.o.Inventory.Source, r.Inferred, r.Added, r.Explained, r.Unchecked, r.Unexplained, fate), 86)
+		"%d not checked (an app without inventory); %d that nothing needs directly, %s (%d of them order a dependency through "+
+		"others and say which: declare it before you delete one by hand).",
+		b.o.Inventory.Source, r.Inferred, r.Added, r.Explained, r.Unchecked, r.Unexplained, fate, r.Through), 86)
 }

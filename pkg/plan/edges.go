@@ -49,6 +49,8 @@ type EntryFinding struct {
 	Stack     bool     `json:"stack,omitempty"`
 	Evidence  string   `json:"evidence,omitempty"`
 	Unchecked []string `json:"unchecked,omitempty"`
+	// Through: a dependency the entry orders only by way of others.
+	Through string `json:"through,omitempty"`
 }
 
 // InventoryApps names an inventory after the spec's apps (a folder per
@@ -112,6 +114,10 @@ func ExplainEdges(d *dag.DAG, source string, apps []deps.App, noInventory []stri
 			f.Evidence = x.Evidence[0].From + " " + x.Evidence[0].Text()
 			rep.Supported = append(rep.Supported, f)
 		default:
+			if len(x.Through) > 0 {
+				e := x.Through[0]
+				f.Through = fmt.Sprintf("%s → %s (%s)", e.From, e.To, e.Evidence[0].What)
+			}
 			rep.Unsupported = append(rep.Unsupported, f)
 		}
 	}
@@ -152,6 +158,11 @@ func (r *EdgeReport) text() string {
 		fmt.Fprintf(&b, "warning: %s\n", c)
 	}
 	for _, u := range r.Unsupported {
+		if u.Through != "" {
+			fmt.Fprintf(&b, "info: %s: %s: %s → %s: no resource needs it directly, but it orders %s through what %s waits for: declare that before you drop it\n",
+				u.Where, u.Field, u.From, u.To, u.Through, u.To)
+			continue
+		}
 		fmt.Fprintf(&b, "info: %s: %s: %s → %s: no resource needs it (from sync-wave order, or a dependency no rule reads: check before you drop it)\n",
 			u.Where, u.Field, u.From, u.To)
 	}
