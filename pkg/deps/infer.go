@@ -76,6 +76,12 @@ func (e Edge) Text() string {
 	return s
 }
 
+// Short is the edge with its first evidence: "grafana → ceph-storageclasses
+// (default StorageClass ceph-block)".
+func (e Edge) Short() string {
+	return fmt.Sprintf("%s → %s (%s)", e.From, e.To, e.Evidence[0].What)
+}
+
 // Conflict is a need more than one other app meets: which one the
 // consumer needs is not guessed.
 type Conflict struct {

@@ -227,8 +227,7 @@ func reason(ev []resdeps.Edge, stack bool) string {
 // of others: "grafana → ceph-storageclasses (default StorageClass
 // ceph-block)".
 func through(edges []resdeps.Edge) string {
-	e := edges[0]
-	s := fmt.Sprintf("%s → %s (%s)", e.From, e.To, e.Evidence[0].What)
+	s := edges[0].Short()
 	if n := len(edges) - 1; n > 0 {
 		s += fmt.Sprintf(" and %d more", n)
 	}

@@ -115,8 +115,7 @@ func ExplainEdges(d *dag.DAG, source string, apps []deps.App, noInventory []stri
 			rep.Supported = append(rep.Supported, f)
 		default:
 			if len(x.Through) > 0 {
-				e := x.Through[0]
-				f.Through = fmt.Sprintf("%s → %s (%s)", e.From, e.To, e.Evidence[0].What)
+				f.Through = x.Through[0].Short()
 			}
 			rep.Unsupported = append(rep.Unsupported, f)
 		}
