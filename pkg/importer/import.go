@@ -65,6 +65,11 @@ type Options struct {
 	Image             string
 	// File names the spec in messages (the output file, or a placeholder).
 	File string
+	// Inventory, when set, holds the wave edges against what the apps
+	// deploy (resources.go).
+	Inventory *Inventory
+	// PruneUnexplained drops the wave edges no resource needs.
+	PruneUnexplained bool
 }
 
 // Edge is one inferred dependency: From waits for To.
@@ -76,10 +81,35 @@ type Edge struct {
 	// Under is the parent Application whose sync orders the two waves
 	// (--stack-from parent).
 	Under string
+	// With an inventory: Reason is the evidence a resource needs the edge
+	// ("needs CRD ... from ..."); Resource says the resources alone made
+	// it; Unexplained, that nothing needs it; Unchecked, the apps with no
+	// inventory that leave it undecided.
+	Reason      string
+	Resource    bool
+	Unexplained bool
+	Unchecked   []string
+	// Through: nothing needs it directly, but it orders this resource
+	// dependency by way of what its target waits for.
+	Through string
 }
 
 // Comment is the YAML comment written beside the edge.
 func (e Edge) Comment() string {
+	switch {
+	case e.Reason != "":
+		return e.Reason
+	case e.Unexplained && e.Through != "":
+		return "from sync-wave only, but it orders " + e.Through + " through what it waits for: declare that before you delete it"
+	case e.Unexplained:
+		return "from sync-wave only: no resource needs it (" + e.waveComment() + ")"
+	case len(e.Unchecked) > 0:
+		return e.waveComment() + "; not checked: no inventory for " + strings.Join(e.Unchecked, ", ")
+	}
+	return e.waveComment()
+}
+
+func (e Edge) waveComment() string {
 	if e.Under != "" {
 		to := fmt.Sprint(e.ToWave)
 		if e.ToWave == math.MinInt {
@@ -102,6 +132,8 @@ type Result struct {
 	Differences []Difference
 	// Sources maps each spec app to the Application it came from.
 	Sources map[string]*Manifest
+	// Resources sums up what Options.Inventory did; nil without one.
+	Resources *ResourceSummary
 }
 
 // app is one imported Application while the spec is built.
@@ -146,6 +178,9 @@ func Import(in *Input, o Options) (*Result, error) {
 		if err := b.infer(); err != nil {
 			return nil, err
 		}
+	}
+	if err := b.resources(); err != nil {
+		return nil, err
 	}
 	if err := b.check(); err != nil {
 		return nil, err

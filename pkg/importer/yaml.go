@@ -177,6 +177,9 @@ func (b *builder) header() string {
 	if len(b.res.Edges) > 0 {
 		lines = append(lines, b.inferenceLines()...)
 	}
+	if r := b.res.Resources; r != nil {
+		lines = append(lines, b.resourceLines(r)...)
+	}
 	lines = append(lines,
 		"The original waves stay in the annotations deployctl.dev/sync-wave and",
 		"deployctl.dev/sync-wave-path: `deployctl plan --compare-waves` uses them.")

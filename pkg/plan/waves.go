@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,6 +87,9 @@ type WaveOptions struct {
 	Durations map[string]time.Duration
 	// DurationSource names where Durations came from.
 	DurationSource string
+	// DAGSource names what the DAG is, when not the spec's dependsOn (the
+	// dependencies the apps' resources show: EvidenceDAG).
+	DAGSource string
 }
 
 // WaveComparison is `deployctl plan --compare-waves`: how long the same apps
@@ -101,6 +103,7 @@ type WaveComparison struct {
 	Model          string `json:"model"`
 	WaveSource     string `json:"waveSource"`
 	DurationSource string `json:"durationSource"`
+	DAGSource      string `json:"dagSource"`
 	Apps           int    `json:"apps"`
 	// MeasuredApps have a duration from the report; the others count with
 	// their health timeout.
@@ -156,7 +159,10 @@ func CompareWaves(d *dag.DAG, scope string, o WaveOptions) (*WaveComparison, err
 		scope = "platform"
 	}
 	c := &WaveComparison{Platform: d.Platform.Metadata.Name, Scope: scope, Model: "waves",
-		WaveSource: o.WaveSource, DurationSource: o.DurationSource}
+		WaveSource: o.WaveSource, DurationSource: o.DurationSource, DAGSource: o.DAGSource}
+	if c.DAGSource == "" {
+		c.DAGSource = "the spec's dependsOn"
+	}
 	if c.WaveSource == "" {
 		c.WaveSource = "annotations"
 	}
@@ -292,16 +298,7 @@ func (g *WaveGroup) settle() {
 
 // Write renders the comparison as text or json.
 func (c *WaveComparison) Write(w io.Writer, format string) error {
-	switch format {
-	case "", "text":
-		_, err := io.WriteString(w, c.text())
-		return err
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(c)
-	}
-	return fmt.Errorf("unknown output format %q for --compare-waves: want text or json", format)
+	return textOrJSON(w, format, "--compare-waves", c.text, c)
 }
 
 func (c *WaveComparison) text() string {
@@ -313,6 +310,7 @@ func (c *WaveComparison) text() string {
 		dur += fmt.Sprintf(" for %d apps, health timeouts for the %d others", c.MeasuredApps, c.Apps-c.MeasuredApps)
 	}
 	fmt.Fprintf(&b, "  durations: %s\n", dur)
+	fmt.Fprintf(&b, "  DAG: %s\n", c.DAGSource)
 	if len(c.NoWave) > 0 {
 		fmt.Fprintf(&b, "  without a wave (wave 0): %s\n", strings.Join(c.NoWave, ", "))
 	}

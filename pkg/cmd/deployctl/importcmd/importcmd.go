@@ -3,6 +3,7 @@
 package importcmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployctl/deployctl/internal/atomicfile"
+	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer"
 	"github.com/deployctl/deployctl/pkg/spec"
@@ -26,8 +28,9 @@ const Mark = "# Imported by `deployctl import`"
 // NewCommand returns `deployctl import PATH...`.
 func NewCommand() *cobra.Command {
 	var o importer.Options
-	var stackFrom, output string
-	var strict bool
+	var stackFrom, output, manifests string
+	var strict, live bool
+	var liveFlags *deps.LiveConfig
 	cmd := &cobra.Command{
 		Use:   "import PATH...",
 		Short: "Write a platform spec from existing Argo CD Applications (an app-of-apps with sync waves)",
@@ -67,6 +70,25 @@ The spec has:
     The waves stay in the annotations deployctl.dev/sync-wave(-path), for
     'deployctl plan --compare-waves'.
 
+--manifests DIR holds the wave dependencies against what the apps deploy:
+DIR/<app>/*.yaml|*.yml|*.json, one folder per Application named after it, as
+'argocd app manifests APP', 'helm template' or 'kustomize build' print them
+(README: "Dependencies from resources" has the rules: CRD → custom resource,
+StorageClass → PVC, IngressClass/GatewayClass → Ingress/Gateway/route,
+issuer → Certificate, secret store → ExternalSecret, Namespace, admission
+webhook, PriorityClass/RuntimeClass). A wave entry a resource needs gets the
+evidence as its comment ("# needs CRD certificates.cert-manager.io from
+cert-manager"); one nothing needs is marked "# from sync-wave only: no
+resource needs it" (--prune-unexplained drops it); a resource dependency the
+entries do not order yet is added to the consumer app's dependsOn with its
+evidence. One the waves order the other way round is an error (exit 3).
+--live reads the same inventory from the Argo CD API instead, read-only: each
+app's managed resources (GET /api/v1/applications/NAME/managed-resources,
+their target state), with deploystep's connection settings: --server,
+--token-file, --ca-file, --root-path, --plaintext, --insecure-skip-verify (or
+ARGOCD_SERVER, ARGOCD_TOKEN_FILE, ARGOCD_CA_FILE, ARGOCD_ROOT_PATH,
+ARGOCD_PLAINTEXT, ARGOCD_INSECURE_SKIP_VERIFY). A read that fails exits 1.
+
 The spec is checked with the loader and compiled before anything is written;
 every generated Application is compared with its original, and what the spec
 cannot express is reported field by field (also as a comment above the app).
@@ -80,7 +102,8 @@ file of yours.
 Memory: a soft limit of 32 MiB plus 20 times the input (GOMEMLIMIT in the
 environment replaces it).
 
-Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
+Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
+(nothing written).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Every argument problem in one pass, before the inputs are read.
@@ -102,6 +125,34 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 				if err := atomicfile.Check(output, Mark); err != nil {
 					problems = append(problems, fmt.Errorf("-o %w (-o - writes to standard output)", err))
 				}
+			}
+			if o.PruneUnexplained && manifests == "" && !live {
+				problems = append(problems, errors.New("--prune-unexplained goes with --manifests or --live: it drops the wave edges no resource needs"))
+			}
+			if manifests != "" && live {
+				problems = append(problems, errors.New("--manifests and --live are two sources of the same inventory: give one"))
+			}
+			if live && manifests == "" {
+				lc := liveFlags.Env()
+				c, err := deps.NewLive(lc)
+				if err != nil {
+					problems = append(problems, fmt.Errorf("--live:\n%w", err))
+				} else {
+					ctx := cmd.Context()
+					if ctx == nil {
+						ctx = context.Background()
+					}
+					o.Inventory = &importer.Inventory{Source: "--live (" + lc.Server + ")", Fetch: func(refs []deps.AppRef) ([]deps.App, error) {
+						return c.Inventory(ctx, refs)
+					}}
+				}
+			}
+			if manifests != "" {
+				apps, err := deps.ReadDir(manifests)
+				if err != nil {
+					problems = append(problems, fmt.Errorf("--manifests %s:\n%w", manifests, err))
+				}
+				o.Inventory = &importer.Inventory{Source: "--manifests " + manifests, Apps: apps}
 			}
 			if len(problems) > 0 {
 				return exitcode.With(exitcode.Invalid, errors.Join(problems...))
@@ -130,6 +181,10 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 			}
 			limitMemory(in.Size())
 			r, err := importer.Import(in, o)
+			var fe *importer.FetchError
+			if errors.As(err, &fe) {
+				return exitcode.With(exitcode.Failure, err)
+			}
 			if err != nil {
 				return exitcode.With(exitcode.Invalid, err)
 			}
@@ -166,6 +221,10 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 	f.StringVar(&o.ServiceAccount, "service-account", importer.DefaultServiceAccount, "the workflow's ServiceAccount")
 	f.StringVar(&o.Image, "image", "", "the deploystep image (default a placeholder to replace)")
 	f.BoolVar(&strict, "strict", false, "write nothing if an Application has a field the spec cannot express")
+	f.StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml: infer dependencies from what the apps deploy")
+	f.BoolVar(&o.PruneUnexplained, "prune-unexplained", false, "with --manifests or --live: drop the sync-wave dependencies no resource needs")
+	f.BoolVar(&live, "live", false, "infer dependencies from what the Applications deploy, read from the Argo CD API (read-only)")
+	liveFlags = deps.LiveFlags(f)
 	return cmd
 }
 
@@ -221,6 +280,17 @@ func report(w io.Writer, r *importer.Result) {
 		fields = "1 field the spec cannot express"
 	case n > 1:
 		fields = fmt.Sprintf("%d fields the spec cannot express", n)
+	}
+	if s := r.Resources; s != nil {
+		waves := len(r.Edges) - s.Added
+		fate := "kept, marked \"from sync-wave only\""
+		if s.Pruned {
+			fate = "dropped"
+		}
+		fmt.Fprintf(w, "imported %d apps in %d stacks; %d dependencies from the resources (%d added, the others ordered already), "+
+			"%d sync-wave dependencies kept (%d between stacks): %d a resource needs, %d not checked; %d nothing needs, %s; %s\n",
+			len(r.Sources), len(r.Platform.Spec.Stacks), s.Inferred, s.Added, waves, stackEdges, s.Explained, s.Unchecked, s.Unexplained, fate, fields)
+		return
 	}
 	fmt.Fprintf(w, "imported %d apps in %d stacks; %d dependencies inferred from sync waves (%d between stacks); %s\n",
 		len(r.Sources), len(r.Platform.Spec.Stacks), len(r.Edges), stackEdges, fields)

@@ -2,6 +2,9 @@ package importcmd
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"github.com/deployctl/deployctl/internal/fssnap"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
 )
@@ -201,4 +205,131 @@ func TestImportRefusesTooManyWaveEdges(t *testing.T) {
 		t.Errorf("stderr: %s", stderr)
 	}
 	fssnap.Same(t, before, fssnap.Take(t, root))
+}
+
+func TestImportManifests(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rfc.yaml")
+	_, stderr, err := run(testdata+"rfc", "-o", file, "--manifests", testdata+"rfc-manifests", "--prune-unexplained")
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	want := "imported 41 apps in 23 stacks; 41 dependencies from the resources (31 added, the others ordered already), " +
+		"7 sync-wave dependencies kept (7 between stacks): 7 a resource needs, 0 not checked; 17 nothing needs, dropped; no field lost\n"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if _, err := dag.Load(file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Bad flags and a bad inventory: exit 3, every problem at once, nothing written.
+func TestImportManifestsInvalid(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "inv")
+	if err := os.MkdirAll(filepath.Join(bad, "metallb"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "metallb", "x.yaml"), []byte("kind: ConfigMap\nmetadata: {name: c}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "out.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{testdata + "rfc", "--prune-unexplained", "-o", file}, "--prune-unexplained goes with --manifests"},
+		{[]string{testdata + "rfc", "--manifests", bad, "--stack-from", "nope", "-o", file}, "metallb/x.yaml:1: no apiVersion: not a Kubernetes object"},
+		{[]string{testdata + "rfc", "--manifests", filepath.Join(dir, "missing"), "-o", file}, "--manifests " + filepath.Join(dir, "missing")},
+	} {
+		_, _, err := run(c.args...)
+		if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v", c.args, err)
+		}
+		if c.args[3] == "--stack-from" && !strings.Contains(err.Error(), "--stack-from") {
+			t.Errorf("not every problem at once: %v", err)
+		}
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Error("something was written")
+	}
+}
+
+// fakeArgoCD serves each Application's managed resources from a folder of
+// rendered manifests (DIR/<app>/), as Argo CD's API sends them: every
+// object a JSON string in targetState.
+func fakeArgoCD(t *testing.T, dir, token string, fail map[string]bool) *httptest.Server {
+	t.Helper()
+	apps, err := deps.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]deps.App{}
+	for _, a := range apps {
+		byName[a.Name] = a
+	}
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ok := strings.CutPrefix(r.URL.Path, "/api/v1/applications/")
+		name, ok2 := strings.CutSuffix(name, "/managed-resources")
+		if !ok || !ok2 || r.Method != http.MethodGet || r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, `{"message":"no"}`, http.StatusUnauthorized)
+			return
+		}
+		if fail[name] {
+			http.Error(w, `{"code":13,"message":"repository not accessible"}`, http.StatusInternalServerError)
+			return
+		}
+		var items []map[string]any
+		for _, o := range byName[name].Objects {
+			state, _ := json.Marshal(o.Obj)
+			items = append(items, map[string]any{"kind": o.Kind(), "name": o.Name(), "targetState": string(state)})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"items": items})
+	}))
+}
+
+// --live reads the same inventory through the Argo CD API: the same spec
+// as --manifests; a failed read exits 1 naming every app that failed.
+func TestImportLive(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("s3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := fakeArgoCD(t, testdata+"rfc-manifests", "s3cret-token", nil)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	live, stderr, err := run(testdata+"rfc", "--live", "--server", host, "--plaintext", "--token-file", tok, "--prune-unexplained")
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	files, _, err := run(testdata+"rfc", "--manifests", testdata+"rfc-manifests", "--prune-unexplained")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(s string) string { return s[strings.Index(s, "\napiVersion:"):] }
+	if body(live) != body(files) {
+		t.Error("--live and --manifests differ")
+	}
+	if strings.Contains(stderr+live, "s3cret-token") {
+		t.Error("the token is in the output")
+	}
+
+	bad := fakeArgoCD(t, testdata+"rfc-manifests", "s3cret-token", map[string]bool{"grafana": true, "loki": true})
+	defer bad.Close()
+	_, _, err = run(testdata+"rfc", "--live", "--server", strings.TrimPrefix(bad.URL, "http://"), "--plaintext", "--token-file", tok)
+	if exitcode.Of(err) != exitcode.Failure || !strings.Contains(err.Error(), "managed resources of Application argocd/grafana: HTTP 500: repository not accessible") ||
+		!strings.Contains(err.Error(), "argocd/loki") {
+		t.Errorf("err = %v", err)
+	}
+	_, _, err = run(testdata+"rfc", "--live", "--manifests", testdata+"rfc-manifests")
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("err = %v", err)
+	}
+	t.Setenv("ARGOCD_SERVER", "")
+	t.Setenv("ARGOCD_TOKEN_FILE", "")
+	_, _, err = run(testdata+"rfc", "--live")
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "server is required") || !strings.Contains(err.Error(), "token file is required") {
+		t.Errorf("err = %v", err)
+	}
 }

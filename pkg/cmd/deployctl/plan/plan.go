@@ -2,6 +2,7 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/plan"
@@ -21,8 +23,9 @@ import (
 
 // NewCommand returns `deployctl plan FILE`.
 func NewCommand() *cobra.Command {
-	var scope, output, action, wavesFile, durationsFile string
-	var compareWaves bool
+	var scope, output, action, wavesFile, durationsFile, manifests string
+	var compareWaves, explainEdges, live bool
+	var liveFlags *deps.LiveConfig
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Show layers, order, parallelism, critical path and teardown order of a platform",
@@ -36,19 +39,102 @@ the same durations: the spec's health timeouts, or the measured durations of
 a previous deploy (--durations, the executor's report). The waves come from
 the apps' annotations (deployctl.dev/sync-wave and deployctl.dev/sync-wave-path,
 written by 'deployctl import', or argocd.argoproj.io/sync-wave), or from
---waves FILE, a YAML map of app to wave.`,
+--waves FILE, a YAML map of app to wave. With --manifests DIR the DAG is the
+one the apps' resources show (every dependsOn replaced by them): the real
+ratio between the waves and the dependencies, before anyone edits the spec.
+
+--live reads the same from the Argo CD API instead of a folder: each app's
+managed resources, with deploystep's connection settings (--server,
+--token-file, --ca-file, --root-path, --plaintext, --insecure-skip-verify, or
+their ARGOCD_* variables); a failed read exits 1.
+
+--explain-edges --manifests DIR holds every dependsOn entry against what the
+apps deploy, DIR/<app>/*.yaml (README: "Dependencies from resources"): a
+dependency a resource shows that no entry orders, not even through others,
+is an error (the deploy may start the consumer before, say, its CRD exists)
+and the command exits 3 after the report; an entry no resource needs is
+information (a wave order, or configuration no rule reads); entries with an
+app without a folder are not checked. -o text or json.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			act, err := dag.ParseAction(action)
 			if err != nil {
 				return exitcode.With(exitcode.Invalid, err)
 			}
+			var problems []error
 			if !compareWaves && (wavesFile != "" || durationsFile != "") {
-				return exitcode.With(exitcode.Invalid, errors.New("--waves and --durations go with --compare-waves"))
+				problems = append(problems, errors.New("--waves and --durations go with --compare-waves"))
+			}
+			switch {
+			case manifests != "" && live:
+				problems = append(problems, errors.New("--manifests and --live are two sources of the same inventory: give one"))
+			case explainEdges && manifests == "" && !live:
+				problems = append(problems, errors.New("--explain-edges needs --manifests DIR (the rendered manifests of the apps) or --live"))
+			case explainEdges && compareWaves:
+				problems = append(problems, errors.New("--explain-edges and --compare-waves are two reports: run them one at a time"))
+			case explainEdges && scope != "platform":
+				problems = append(problems, errors.New("--explain-edges checks the whole platform: leave out --scope"))
+			case (manifests != "" || live) && !explainEdges && !compareWaves:
+				problems = append(problems, errors.New("--manifests and --live go with --explain-edges or --compare-waves"))
+			}
+			var reader *deps.Live
+			if live && manifests == "" {
+				if reader, err = deps.NewLive(liveFlags.Env()); err != nil {
+					problems = append(problems, fmt.Errorf("--live:\n%w", err))
+				}
+			}
+			var inventory []deps.App
+			if manifests != "" {
+				if inventory, err = deps.ReadDir(manifests); err != nil {
+					problems = append(problems, fmt.Errorf("--manifests %s:\n%w", manifests, err))
+				}
 			}
 			d, err := dag.Load(args[0])
 			if err != nil {
-				return exitcode.With(exitcode.Invalid, err)
+				problems = append(problems, err)
+			}
+			if len(problems) > 0 {
+				return exitcode.With(exitcode.Invalid, errors.Join(problems...))
+			}
+			source := "--manifests " + manifests
+			if reader != nil {
+				source = "--live (" + liveFlags.Env().Server + ")"
+				ctx := cmd.Context()
+				if ctx == nil {
+					ctx = context.Background()
+				}
+				var refs []deps.AppRef
+				for _, a := range d.Apps() {
+					ns := d.Node(a).App.ApplicationNamespace
+					if ns == "" {
+						ns = d.Platform.Spec.ArgoCD.Namespace
+					}
+					refs = append(refs, deps.AppRef{App: a, Namespace: ns, Application: a})
+				}
+				if inventory, err = reader.Inventory(ctx, refs); err != nil {
+					return exitcode.With(exitcode.Failure, fmt.Errorf("%s:\n%w", source, err))
+				}
+			}
+			var noInventory []string
+			if manifests != "" || reader != nil {
+				if inventory, noInventory, err = plan.InventoryApps(d, source, inventory); err != nil {
+					return exitcode.With(exitcode.Invalid, err)
+				}
+			}
+			if explainEdges {
+				r := plan.ExplainEdges(d, source, inventory, noInventory)
+				if err := r.Write(cmd.OutOrStdout(), output); err != nil {
+					return exitcode.With(exitcode.Invalid, err)
+				}
+				if n := len(r.Missing); n > 0 {
+					return exitcode.With(exitcode.Invalid, fmt.Errorf("%d missing %s: a consumer may start before what it needs (above)", n, plural(n, "dependency", "dependencies")))
+				}
+				return nil
+			}
+			if manifests != "" || reader != nil {
+				if d, err = plan.EvidenceDAG(d, inventory); err != nil {
+					return exitcode.With(exitcode.Invalid, err)
+				}
 			}
 			if d, err = d.Scope(scope, act); err != nil {
 				return exitcode.With(exitcode.Invalid, err)
@@ -67,6 +153,9 @@ written by 'deployctl import', or argocd.argoproj.io/sync-wave), or from
 						return exitcode.With(exitcode.Invalid, err)
 					}
 					o.DurationSource = "measured in " + durationsFile
+				}
+				if manifests != "" || reader != nil {
+					o.DAGSource = "dependencies from the resources (" + source + "), not the spec's dependsOn"
 				}
 				c, err := plan.CompareWaves(d, scope, o)
 				if err != nil {
@@ -87,6 +176,10 @@ written by 'deployctl import', or argocd.argoproj.io/sync-wave), or from
 	cmd.Flags().BoolVar(&compareWaves, "compare-waves", false, "compare the deploy time under sync waves with the DAG's")
 	cmd.Flags().StringVar(&wavesFile, "waves", "", "YAML map app: wave, instead of the apps' wave annotations")
 	cmd.Flags().StringVar(&durationsFile, "durations", "", "a deploy's executor report (JSON): use its measured app durations")
+	cmd.Flags().BoolVar(&explainEdges, "explain-edges", false, "hold every dependsOn against what the apps deploy (--manifests): missing ones are errors")
+	cmd.Flags().StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml (--explain-edges; --compare-waves: the DAG from the resources)")
+	cmd.Flags().BoolVar(&live, "live", false, "instead of --manifests: what the Applications deploy, read from the Argo CD API (read-only)")
+	liveFlags = deps.LiveFlags(cmd.Flags())
 	return cmd
 }
 
@@ -220,4 +313,11 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -3,6 +3,8 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,5 +155,123 @@ func TestCompareWavesRefusesOversizedFiles(t *testing.T) {
 		if want := big + ": larger than the 16 MiB limit"; err == nil || err.Error() != want || exitcode.Of(err) != exitcode.Invalid {
 			t.Errorf("%v: exit %d, err %v, want %s", args, exitcode.Of(err), err, want)
 		}
+	}
+}
+
+// --explain-edges: a missing dependency exits 3 after the report; flags that
+// do not go together are refused, all at once.
+func TestExplainEdges(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv := filepath.Join(dir, "inv")
+	for name, text := range map[string]string{
+		"x/crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: ws.example.com}\nspec: {group: example.com, scope: Namespaced, names: {kind: W, plural: ws}}\n",
+		"z/w.yaml":   "apiVersion: example.com/v1\nkind: W\nmetadata: {name: w, namespace: n}\n",
+		"y/c.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n",
+	} {
+		p := filepath.Join(inv, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := run(t, file, "--explain-edges", "--manifests", inv)
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "1 missing dependency") {
+		t.Fatalf("err = %v", err)
+	}
+	for _, want := range []string{"error: missing dependency z → x: W n/w at " + inv + "/z/w.yaml:1 needs CRD ws.example.com from x;",
+		"info: " + file + ":15: spec.stacks[0].apps[1].dependsOn[0]: y → x: no resource needs it"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	out, _, err = run(t, file, "--explain-edges", "--manifests", inv, "-o", "json")
+	var r plan.EdgeReport
+	if jerr := json.Unmarshal([]byte(out), &r); jerr != nil || len(r.Missing) != 1 || exitcode.Of(err) != exitcode.Invalid {
+		t.Errorf("json: %v %v %s", jerr, err, out)
+	}
+	// With the dependency declared: exit 0.
+	fixed := strings.Replace(spec, "    - name: z\n", "    - name: z\n      dependsOn: [x]\n", 1)
+	if err := os.WriteFile(file, []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, file, "--explain-edges", "--manifests", inv); err != nil {
+		t.Errorf("fixed: %v", err)
+	}
+	// --compare-waves against the DAG of the resources.
+	waves := filepath.Join(dir, "waves.yaml")
+	if err := os.WriteFile(waves, []byte("x: 0\ny: 1\nz: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, file, "--compare-waves", "--waves", waves, "--manifests", inv)
+	if err != nil || !strings.Contains(out, "DAG: dependencies from the resources (--manifests "+inv+")") ||
+		!strings.Contains(out, "critical path: x 10m → z 5m") {
+		t.Errorf("compare: %v\n%s", err, out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{file, "--explain-edges"}, []string{"--explain-edges needs --manifests DIR (the rendered manifests of the apps) or --live"}},
+		{[]string{file, "--manifests", inv}, []string{"--manifests and --live go with --explain-edges or --compare-waves"}},
+		{[]string{file, "--explain-edges", "--compare-waves", "--manifests", inv}, []string{"two reports"}},
+		{[]string{file, "--explain-edges", "--manifests", filepath.Join(dir, "none"), "--waves", "w.yaml"},
+			[]string{"--waves and --durations go with --compare-waves", "--manifests " + filepath.Join(dir, "none")}},
+	} {
+		_, _, err := run(t, c.args...)
+		for _, w := range c.want {
+			if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: %v (want %q)", c.args, err, w)
+			}
+		}
+	}
+}
+
+// --explain-edges --live: the inventory from the Argo CD API; a failed
+// read exits 1, with the token nowhere in the message.
+func TestExplainEdgesLive(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	tok := filepath.Join(dir, "token")
+	for f, text := range map[string]string{file: spec, tok: "live-token-123\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"ws.example.com"},"spec":{"group":"example.com","scope":"Namespaced","names":{"kind":"W","plural":"ws"}}}`
+	w := `{"apiVersion":"example.com/v1","kind":"W","metadata":{"name":"w","namespace":"n"}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer live-token-123" || r.URL.Query().Get("appNamespace") != "argocd" {
+			http.Error(rw, `{"message":"denied `+r.Header.Get("Authorization")+`"}`, http.StatusForbidden) // echoes the credential
+			return
+		}
+		state := map[string]string{"/api/v1/applications/x/managed-resources": crd, "/api/v1/applications/z/managed-resources": w}[r.URL.Path]
+		items := []map[string]string{}
+		if state != "" {
+			items = append(items, map[string]string{"targetState": state})
+		}
+		_ = json.NewEncoder(rw).Encode(map[string]any{"items": items})
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	out, _, err := run(t, file, "--explain-edges", "--live", "--server", host, "--plaintext", "--token-file", tok)
+	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(out, "error: missing dependency z → x: W n/w at Application argocd/z (live) needs CRD ws.example.com from x;") {
+		t.Errorf("%v\n%s", err, out)
+	}
+	if err := os.WriteFile(tok, []byte("wrong-token-456\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = run(t, file, "--explain-edges", "--live", "--server", host, "--plaintext", "--token-file", tok)
+	if exitcode.Of(err) != exitcode.Failure || !strings.Contains(err.Error(), "managed resources of Application argocd/x: HTTP 403") {
+		t.Errorf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "wrong-token-456") {
+		t.Error("token in the message")
 	}
 }
