@@ -38,6 +38,7 @@ func TestScenario(t *testing.T) {
 		{"5 resume (executor, doc)", 4, s.resume},
 		{"6 idempotency", 1, s.idempotency},
 		{"7 validate", 1, s.validate},
+		{"11 dependencies (--live)", 1, s.liveDeps}, // while the platform is deployed
 		{"8 teardown", 1, s.teardown},
 		{"9 faults", 1, s.faults},
 		{"10 import app-of-apps", 1, s.importAoA},
