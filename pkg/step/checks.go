@@ -11,20 +11,13 @@ import (
 	"strings"
 
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // Extra checks run after the application is Healthy, within the same health
 // deadline. They are readiness probes: each is retried every checkInterval
 // until it passes; a check that has not passed by the deadline fails the step
 // (exit 1), except that a resource check whose node is Degraded fails at once.
-
-// checkResult is one check's line in the result file.
-type checkResult struct {
-	Check    string `json:"check"`
-	Passed   bool   `json:"passed"`
-	Attempts int    `json:"attempts"`
-	Detail   string `json:"detail,omitempty"`
-}
 
 // checkState is the outcome of one attempt.
 type checkState int
@@ -75,11 +68,11 @@ func parseCheck(s string) (check, error) {
 }
 
 // runChecks runs every check until all have passed.
-func (r *runner) runChecks(ctx context.Context, app string, checks []check, res *syncResult) error {
+func (r *runner) runChecks(ctx context.Context, app string, checks []check, res *stepresult.SyncResult) error {
 	if len(checks) == 0 {
 		return nil
 	}
-	results := make([]checkResult, len(checks))
+	results := make([]stepresult.CheckResult, len(checks))
 	apiErrs := make([]error, len(checks))
 	for i, c := range checks {
 		results[i].Check = c.String()

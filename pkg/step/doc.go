@@ -15,5 +15,5 @@
 //	checks.go     extra resource and HTTP checks
 //	validate.go   read-only health of many apps and their aggregate (package aggregate)
 //	teardown.go   cascading delete, PVC policy, orphans
-//	result.go     the JSON result file
+//	result.go     writing the JSON result file (its types: package stepresult)
 package step

@@ -40,22 +40,3 @@ func exitCode(err error) int {
 	}
 	return ExitFailed
 }
-
-// outcomeName is the word the result file uses for an exit code.
-func outcomeName(code int) string {
-	switch code {
-	case ExitOK:
-		return "Succeeded"
-	case ExitFailed:
-		return "Failed"
-	case ExitPartial:
-		return "Partial"
-	case ExitUsage:
-		return "InvalidArguments"
-	case ExitTimeout:
-		return "Timeout"
-	case ExitTransient:
-		return "Transient"
-	}
-	return "Failed"
-}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // The stale-Healthy trap. Right after a sync Argo CD still reports the health
@@ -40,7 +41,7 @@ import (
 // passes; Progressing waits until ctx's deadline; Degraded, Missing, Unknown
 // (and Suspended unless allowed) fail once confirmed. errOursAgain: a further
 // operation of this run appeared.
-func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpts, s *ourSync, res *syncResult) error {
+func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpts, s *ourSync, res *stepresult.SyncResult) error {
 	name := src.name
 	stopRefreshing := r.refreshForHealth(ctx, src)
 	defer stopRefreshing()
@@ -80,7 +81,7 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 // agrees, with nil when it is Healthy; not done when the failure was
 // momentary. When no answer comes before the deadline the verdict stays
 // unconfirmed: a transient exit, or a timeout.
-func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *ourSync, verdict error, res *syncResult) (bool, error) {
+func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *ourSync, verdict error, res *stepresult.SyncResult) (bool, error) {
 	name := src.name
 	unconfirmed := func(code int, why string) error {
 		return fail(code, "%v — not confirmed: %s", verdict, why)
@@ -122,7 +123,7 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *our
 		if done || confirmed != nil {
 			return true, confirmed
 		}
-		res.note("a momentary failing health was not confirmed by a hard refresh (now %s)", healthOf(fresh))
+		res.Note("a momentary failing health was not confirmed by a hard refresh (now %s)", healthOf(fresh))
 		r.log("%s is %s on the hard refresh: the failure was momentary; waiting on", name, healthOf(fresh))
 		return false, nil
 	}
@@ -194,7 +195,7 @@ func (r *runner) refreshForHealth(ctx context.Context, src *appSource) func() {
 
 // judge decides on one fresh view: done (Healthy, or Suspended when allowed),
 // keep waiting (Progressing, not yet assessed), or fail.
-func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspended bool, res *syncResult) (bool, error) {
+func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspended bool, res *stepresult.SyncResult) (bool, error) {
 	h := app.Status.Health
 	res.Health, res.HealthMessage, res.SyncStatus = string(h.Status), h.Message, string(app.Status.Sync.Status)
 	name := app.Metadata.Name
@@ -208,7 +209,7 @@ func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspen
 	case argocd.HealthSuspended:
 		if allowSuspended {
 			stamp(&res.Timings.HealthyAt)
-			res.note("Suspended accepted (--allow-suspended)")
+			res.Note("Suspended accepted (--allow-suspended)")
 			return true, nil
 		}
 		return false, fail(ExitFailed, "application %s is Suspended%s (pass --allow-suspended if that is expected)", name, withMessage(h.Message))
@@ -230,8 +231,8 @@ func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspen
 // managed ones from status.resources, then their children (Pods, ...) from
 // the resource tree, which usually say why. The tree is best effort: the
 // verdict is already made.
-func (r *runner) unhealthyResources(ctx context.Context, app *argocd.Application, code argocd.HealthCode) []resourceIssue {
-	var out []resourceIssue
+func (r *runner) unhealthyResources(ctx context.Context, app *argocd.Application, code argocd.HealthCode) []stepresult.Issue {
+	var out []stepresult.Issue
 	var seen []argocd.ResourceRef
 	for _, rs := range app.Status.Resources {
 		if rs.Health != nil && rs.Health.Status == code {
@@ -260,7 +261,7 @@ nodes:
 	return out
 }
 
-func listIssues(issues []resourceIssue) string {
+func listIssues(issues []stepresult.Issue) string {
 	if len(issues) == 0 {
 		return "none listed by Argo CD"
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // requestInfo numbers the sync requests of one run. Together with the run's
@@ -96,7 +97,7 @@ func finishedAt(st *argocd.OperationState) string {
 // sent again (its answer lost, refused as "in progress", or not readable),
 // the application is read: an operation one of our requests started is
 // adopted instead, so one node never runs two syncs.
-func (r *runner) sync(node context.Context, src *appSource, app *argocd.Application, s *ourSync, timeout time.Duration, res *syncResult) error {
+func (r *runner) sync(node context.Context, src *appSource, app *argocd.Application, s *ourSync, timeout time.Duration, res *stepresult.SyncResult) error {
 	name := src.name
 	ctx, cancel := context.WithTimeout(node, timeout)
 	defer cancel()
@@ -135,7 +136,7 @@ func (r *runner) sync(node context.Context, src *appSource, app *argocd.Applicat
 // ours is pending, then arms the proof of freshness (fresh.go) at the view
 // that showed it. ctx carries the sync deadline; clean-up after it runs
 // within node, the node's deadline.
-func (r *runner) awaitOurs(ctx, node context.Context, src *appSource, s *ourSync, timeout time.Duration, res *syncResult) error {
+func (r *runner) awaitOurs(ctx, node context.Context, src *appSource, s *ourSync, timeout time.Duration, res *stepresult.SyncResult) error {
 	name := src.name
 	stopNudging := r.nudgeUntilStarted(ctx, src, s)
 	defer stopNudging()

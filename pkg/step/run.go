@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // Main runs deploystep with the process's arguments and environment and
@@ -22,12 +23,8 @@ func Main(args []string) int {
 
 // result is what every command's result type provides.
 type result interface {
-	finish(code int, err error, calls int64)
-	summary() string
-}
-
-func (h *header) summary() string {
-	return fmt.Sprintf("%s: %s (exit %d): %s", h.Command, h.Outcome, h.ExitCode, h.Message)
+	Finish(code int, err error, calls int64)
+	Summary() string
 }
 
 // run parses the command line, runs the command, writes the result file and
@@ -52,31 +49,31 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 	if code == ExitUsage {
 		fmt.Fprintf(stderr, "deploystep: %v\n\n%s", err, usageText)
 	}
-	res.finish(code, err, calls)
+	res.Finish(code, err, calls)
 	if werr := writeResult(inv.global.resultFile, res); werr != nil {
 		log("%v", werr)
 		if code == ExitOK {
 			// The workflow reads this file; succeeding without it would
 			// hide the outcome.
 			code = ExitFailed
-			res.finish(code, werr, calls)
+			res.Finish(code, werr, calls)
 		}
 	}
-	fmt.Fprintln(stdout, res.summary())
+	fmt.Fprintln(stdout, res.Summary())
 	return code
 }
 
 // newResult is the result value of the command, filled in as it runs.
 func newResult(inv *invocation) result {
-	h := newHeader(inv.command)
+	h := stepresult.NewHeader(inv.command)
 	switch inv.command {
 	case cmdSyncAndWait:
-		return &syncResult{header: h, App: inv.sync.app}
+		return &stepresult.SyncResult{Header: h, App: inv.sync.app}
 	case cmdValidate:
-		return &validateResult{header: h}
+		return &stepresult.ValidateResult{Header: h}
 	case cmdTeardown:
 		t := inv.teardown
-		return &teardownResult{header: h, App: t.app, Platform: t.platform, PVPolicy: t.pvPolicy, CRDPolicy: t.crdPolicy}
+		return &stepresult.TeardownResult{Header: h, App: t.app, Platform: t.platform, PVPolicy: t.pvPolicy, CRDPolicy: t.crdPolicy}
 	}
 	return &h
 }
@@ -113,13 +110,13 @@ func newRunner(inv *invocation, t timing, log func(string, ...any)) (*runner, er
 func (r *runner) dispatch(ctx context.Context, inv *invocation, res result) error {
 	switch inv.command {
 	case cmdSyncAndWait:
-		sr := res.(*syncResult)
+		sr := res.(*stepresult.SyncResult)
 		sr.AppNamespace = r.c.AppNamespace()
 		return r.syncAndWait(ctx, inv.sync, inv.manifest, sr)
 	case cmdValidate:
-		return r.validate(ctx, inv.validate, res.(*validateResult))
+		return r.validate(ctx, inv.validate, res.(*stepresult.ValidateResult))
 	case cmdTeardown:
-		return r.teardown(ctx, inv.teardown, res.(*teardownResult))
+		return r.teardown(ctx, inv.teardown, res.(*stepresult.TeardownResult))
 	}
 	return fail(ExitUsage, "unknown command %q", inv.command)
 }
