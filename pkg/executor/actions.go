@@ -15,6 +15,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // runPreflight runs Phase 0 and records it; a failed check stops the
@@ -312,7 +313,7 @@ func keptTasks(w *wfv1.Workflow, reset []string, refs []compRef) []string {
 	for _, t := range reset {
 		isReset[t] = true
 	}
-	nodes := taskNodes(w)
+	nodes := livestate.TaskNodes(w)
 	var out []string
 	for _, c := range refs {
 		if n, ok := nodes[c.task]; ok && n.Phase == wfv1.NodeSucceeded && !isReset[c.task] {
@@ -517,7 +518,7 @@ func (r *run) readPlatformApps(ctx context.Context) ([]string, error) {
 	nss[r.cfg.DAG.Platform.Spec.ArgoCD.Namespace] = true
 	var out []string
 	for _, ns := range slices.Sorted(maps.Keys(nss)) {
-		list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, listByPlatform(r.cfg.Platform()))
+		list, err := r.cl.Dynamic.Resource(livestate.GVRApplication).Namespace(ns).List(ctx, listByPlatform(r.cfg.Platform()))
 		if err != nil {
 			return nil, err
 		}

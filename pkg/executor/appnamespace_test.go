@@ -11,6 +11,7 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // An app with its own applicationNamespace is read there, not in Argo CD's
@@ -33,7 +34,7 @@ func TestReadAppsInAppNamespace(t *testing.T) {
 	cm := application("cert-manager", "Healthy", "Synced", nil)
 	cm.SetLabels(map[string]string{compile.LabelPlatform: c.Platform()})
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{gvrApplication: "ApplicationList"}, inTeamA, stale, cm)
+		map[schema.GroupVersionResource]string{livestate.GVRApplication: "ApplicationList"}, inTeamA, stale, cm)
 	r := &run{cfg: c, cl: &Clients{Dynamic: dyn}}
 	states, agg, err := r.readApps(context.Background(), []string{"cert-manager", "database"})
 	if err != nil {

@@ -22,10 +22,9 @@ type Clients struct {
 
 // GroupVersionResources the executor reads or writes.
 var (
-	gvrApplication = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
-	gvrCWT         = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "clusterworkflowtemplates"}
-	gvrWT          = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflowtemplates"}
-	gvrSecret      = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	gvrCWT    = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "clusterworkflowtemplates"}
+	gvrWT     = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflowtemplates"}
+	gvrSecret = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
 
 // requestTimeout bounds every single API request; waiting is done by

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // Component statuses beyond Argo's node phases.
@@ -74,7 +75,7 @@ func appsOf(refs []compRef) []string {
 // fromWorkflow fills the components and failures from a run's nodes and
 // step results. kept are the tasks a resume did not run again.
 func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, kept map[string]bool) {
-	nodes := taskNodes(w)
+	nodes := livestate.TaskNodes(w)
 	failed := map[string]bool{}
 	for _, c := range refs {
 		if n, ok := nodes[c.task]; ok && n.FailedOrError() {
@@ -102,9 +103,9 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 			comp.Status = string(n.Phase)
 			comp.DurationSeconds = nodeSeconds(n)
 			if n.Type == wfv1.NodeTypeRetry {
-				comp.Attempts = len(attempts(w, n))
+				comp.Attempts = len(livestate.Attempts(w, n))
 			}
-			comp.StepResult = resultOf(w, n)
+			comp.StepResult = livestate.ResultOf(w, n)
 			if kept[c.task] && n.Phase == wfv1.NodeSucceeded {
 				comp.Status, comp.Message = CompKept, "succeeded in the resumed run; not synced again"
 			}
@@ -132,7 +133,7 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 				if res := comp.StepResult; action == dag.Teardown && res != nil && len(res.Orphans) > 0 {
 					comp.Status = CompOrphans
 				}
-				diag := comp.StepResult.diagnostics()
+				diag := stepDiagnostics(comp.StepResult)
 				if n.Message != "" {
 					diag = append([]string{"node: " + n.Message}, diag...)
 				}

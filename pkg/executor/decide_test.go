@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 func wf(name, action, hash string, phase wfv1.WorkflowPhase, age time.Duration) wfv1.Workflow {
@@ -117,9 +118,9 @@ func TestPlanRetry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := taskNodes(plan.wf)
+		after := livestate.TaskNodes(plan.wf)
 		for _, kept := range []string{"cert-manager", "ingress-nginx", "base"} {
-			if n := after[kept]; n == nil || n.Phase != wfv1.NodeSucceeded || !n.FinishedAt.Equal(&taskNodes(w)[kept].FinishedAt) {
+			if n := after[kept]; n == nil || n.Phase != wfv1.NodeSucceeded || !n.FinishedAt.Equal(&livestate.TaskNodes(w)[kept].FinishedAt) {
 				t.Fatalf("%s must stay Succeeded as it was: %+v", kept, n)
 			}
 		}
@@ -162,7 +163,7 @@ func TestResumeUpdatesTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := taskNodes(stored); n["cert-manager"].Phase != wfv1.NodeSucceeded || n["database"] != nil && n["database"].Phase == wfv1.NodeFailed {
+	if n := livestate.TaskNodes(stored); n["cert-manager"].Phase != wfv1.NodeSucceeded || n["database"] != nil && n["database"].Phase == wfv1.NodeFailed {
 		t.Errorf("stored nodes: cert-manager %v, database %v", n["cert-manager"], n["database"])
 	}
 	var deletes int
@@ -178,23 +179,23 @@ func TestResumeUpdatesTheRun(t *testing.T) {
 
 func TestResultOf(t *testing.T) {
 	w := loadWorkflow(t, "testdata/workflows/failed-deploy.yaml")
-	nodes := taskNodes(w)
+	nodes := livestate.TaskNodes(w)
 	if len(nodes) != 5 {
 		t.Errorf("task nodes %d, want 5 (4 apps and the join)", len(nodes))
 	}
 	// A failed Retry node has no output: the last attempt's is used.
-	res := resultOf(w, nodes["database"])
+	res := livestate.ResultOf(w, nodes["database"])
 	if res == nil || res.Health != "Degraded" || len(res.DegradedResources) != 1 {
 		t.Fatalf("database result: %+v", res)
 	}
-	d := res.diagnostics()
+	d := stepDiagnostics(res)
 	if len(d) != 3 || !strings.Contains(d[2], "StatefulSet app/database (Degraded: 0/1 ready)") {
 		t.Errorf("diagnostics %q", d)
 	}
-	if resultOf(w, nodes["web"]) != nil {
+	if livestate.ResultOf(w, nodes["web"]) != nil {
 		t.Error("an omitted node has no result")
 	}
-	if r := resultOf(w, nodes["cert-manager"]); r == nil || r.Health != "Healthy" {
+	if r := livestate.ResultOf(w, nodes["cert-manager"]); r == nil || r.Health != "Healthy" {
 		t.Errorf("cert-manager result %+v", r)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/deployctl/deployctl/pkg/livestate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -86,7 +87,7 @@ func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv
 
 // observe reports what changed since the last read.
 func (f *follower) observe(w *wfv1.Workflow) {
-	nodes := taskNodes(w)
+	nodes := livestate.TaskNodes(w)
 	names := make([]string, 0, len(nodes))
 	for n := range nodes {
 		if f.show[n] {
@@ -103,7 +104,7 @@ func (f *follower) observe(w *wfv1.Workflow) {
 	})
 	for _, name := range names {
 		n := nodes[name]
-		tries := len(attempts(w, n))
+		tries := len(livestate.Attempts(w, n))
 		if n.Type != wfv1.NodeTypeRetry {
 			tries = 0
 		}
@@ -132,7 +133,7 @@ func (f *follower) transition(w *wfv1.Workflow, name string, n *wfv1.NodeStatus,
 	msg := ""
 	if n.FailedOrError() {
 		msg = n.Message
-		if res := resultOf(w, n); res != nil && res.Message != "" {
+		if res := livestate.ResultOf(w, n); res != nil && res.Message != "" {
 			msg = res.Message
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/deployctl/deployctl/pkg/livestate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,7 +42,7 @@ func TestReadApps(t *testing.T) {
 		application("web", "Missing", "OutOfSync", nil),
 	}
 	scheme := runtime.NewScheme()
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{gvrApplication: "ApplicationList"}, apps...)
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{livestate.GVRApplication: "ApplicationList"}, apps...)
 	r := &run{cfg: c, cl: &Clients{Dynamic: dyn}}
 	ctx := context.Background()
 	for _, tc := range []struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deployctl/deployctl/internal/atomicfile"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // ReportKind identifies the report format; bump the version on any
@@ -97,16 +98,16 @@ type WorkflowRun struct {
 
 // Component is one app of the scope.
 type Component struct {
-	Name            string      `json:"name"`
-	Stack           string      `json:"stack,omitempty"`
-	Status          string      `json:"status"` // the node: Succeeded, Failed, Error, NotRun, Running, Kept, …
-	Health          string      `json:"health,omitempty"`
-	Sync            string      `json:"sync,omitempty"`
-	Verdict         string      `json:"verdict,omitempty"`
-	Message         string      `json:"message,omitempty"`
-	Attempts        int         `json:"attempts,omitempty"`
-	DurationSeconds float64     `json:"durationSeconds,omitempty"`
-	StepResult      *stepResult `json:"stepResult,omitempty"`
+	Name            string             `json:"name"`
+	Stack           string             `json:"stack,omitempty"`
+	Status          string             `json:"status"` // the node: Succeeded, Failed, Error, NotRun, Running, Kept, …
+	Health          string             `json:"health,omitempty"`
+	Sync            string             `json:"sync,omitempty"`
+	Verdict         string             `json:"verdict,omitempty"`
+	Message         string             `json:"message,omitempty"`
+	Attempts        int                `json:"attempts,omitempty"`
+	DurationSeconds float64            `json:"durationSeconds,omitempty"`
+	StepResult      *stepresult.Result `json:"stepResult,omitempty"`
 }
 
 // Failure is one thing that went wrong, with what is known about it.

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 func parseMetrics(t *testing.T, text []byte) map[string]*dto.MetricFamily {
@@ -143,7 +144,7 @@ func sampleReport() *Report {
 	r.Components = []Component{
 		{Name: "db", Stack: "data", Status: CompKept, Health: "Healthy", Sync: "Synced", DurationSeconds: 12.5},
 		{Name: "catalog", Stack: "apps", Status: "Failed", Health: "Degraded", Sync: "Synced", Message: "catalog is Degraded",
-			StepResult: &stepResult{Command: "sync-and-wait", ExitCode: 1, Health: "Degraded"}},
+			StepResult: &stepresult.Result{Command: "sync-and-wait", ExitCode: 1, Health: "Degraded"}},
 		{Name: "gateway", Stack: "apps", Status: CompNotRun, Message: "not run: catalog failed"},
 	}
 	r.fail("catalog", PhaseFollow, "catalog is Degraded", "Argo CD health Degraded")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // Annotations the executor puts on the workflows it submits.
@@ -88,7 +89,7 @@ func planRetry(ctx context.Context, w *wfv1.Workflow) (*retryPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("preparing the retry of %s: %w", w.Name, err)
 	}
-	before, after := taskNodes(w), taskNodes(nw)
+	before, after := livestate.TaskNodes(w), livestate.TaskNodes(nw)
 	var reset []string
 	for name := range before {
 		if runsAgain(nw, after[name]) {
@@ -110,7 +111,7 @@ func runsAgain(w *wfv1.Workflow, n *wfv1.NodeStatus) bool {
 	if n.Phase == wfv1.NodeSucceeded {
 		return false
 	}
-	for _, a := range attempts(w, n) {
+	for _, a := range livestate.Attempts(w, n) {
 		if a != n && a.Phase == wfv1.NodeSucceeded {
 			return false
 		}

@@ -21,11 +21,11 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/executor"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // States of a node, as people ask about them.
@@ -49,8 +49,6 @@ const (
 	appNSParam      = "app-namespace"
 	argoCDNamespace = "argocd-namespace"
 )
-
-var gvrApplication = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
 
 // Run is one workflow run of a platform.
 type Run struct {
@@ -99,15 +97,7 @@ type Node struct {
 }
 
 // AppStatus is what Argo CD says of an Application.
-type AppStatus struct {
-	Exists           bool     `json:"exists"`
-	Sync             string   `json:"sync,omitempty"`
-	Health           string   `json:"health,omitempty"`
-	HealthMessage    string   `json:"healthMessage,omitempty"`
-	OperationPhase   string   `json:"operationPhase,omitempty"`
-	OperationMessage string   `json:"operationMessage,omitempty"`
-	Problems         []string `json:"problems,omitempty"`
-}
+type AppStatus = livestate.AppStatus
 
 // Node returns a node by task name or Application name, or nil.
 func (r *Run) Node(name string) *Node {
@@ -369,7 +359,7 @@ func topo(nodes []*Node, byName map[string]*Node) []*Node {
 }
 
 func readApps(ctx context.Context, cl *executor.Clients, ns string) (map[string]*unstructured.Unstructured, error) {
-	list, err := cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
+	list, err := cl.Dynamic.Resource(livestate.GVRApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading Applications in %s: %w", ns, err)
 	}

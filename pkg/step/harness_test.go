@@ -36,6 +36,7 @@ type outcome struct {
 	code           int
 	stdout, stderr string
 	result         map[string]any
+	raw            []byte // the result file as written
 	elapsed        time.Duration
 }
 
@@ -87,6 +88,7 @@ func startStep(t *testing.T, addr string, tm timing, args ...string) func() outc
 		if err != nil {
 			t.Fatalf("no result file: %v\nstderr:\n%s", err, o.stderr)
 		}
+		o.raw = data
 		if err := json.Unmarshal(data, &o.result); err != nil {
 			t.Fatalf("result file: %v\n%s", err, data)
 		}
