@@ -5,7 +5,7 @@
 //
 //	run.go        entry point: flags → command → exit code, result file, stdout line
 //	flags.go      flags and their environment variables (docs/step-contract.md)
-//	exitcode.go   exit codes and the error type that carries one
+//	exitcode.go   exit codes (package exitcode) and fail, an error that carries one
 //	retry.go      in-process retries of transient API faults
 //	watch.go      one application's updates: watch stream, reconnects, polling fallback
 //	syncwait.go   sync-and-wait: create, earlier operation, then sync and health in turn

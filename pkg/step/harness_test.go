@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/argoproj/gitops-engine/pkg/health"
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // testTiming keeps every scenario well under a few seconds.
@@ -121,7 +122,7 @@ func startSyncAndWait(t *testing.T, f *fakeArgo, tm timing, extra ...string) fun
 	return func() outcome {
 		t.Helper()
 		o := wait()
-		if o.code == ExitOK {
+		if o.code == exitcode.OK {
 			ok := []health.HealthStatusCode{health.HealthStatusHealthy}
 			if strings.Contains(strings.Join(extra, " "), "--allow-suspended") {
 				ok = append(ok, health.HealthStatusSuspended)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -50,7 +51,7 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 		err := src.wait(ctx, func(v view) (bool, error) {
 			switch {
 			case v.gone():
-				return false, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+				return false, fail(exitcode.Failure, "application %s was deleted while waiting for its health", name)
 			case s.newOurs(v.app):
 				return false, errOursAgain
 			case !v.fresh:
@@ -93,9 +94,9 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *our
 			if errors.Is(err, context.Canceled) {
 				return true, interrupted()
 			}
-			code := ExitTimeout
+			code := exitcode.Timeout
 			if src.failingNow() {
-				code = ExitTransient
+				code = exitcode.Transient
 			}
 			return true, unconfirmed(code, "the health deadline passed before a hard refresh could confirm it")
 		}
@@ -106,10 +107,10 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *our
 			return err
 		})
 		if argocd.IsNotFound(err) {
-			return true, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+			return true, fail(exitcode.Failure, "application %s was deleted while waiting for its health", name)
 		}
 		if err != nil {
-			return true, unconfirmed(ExitTransient, "the hard refresh to confirm it failed: "+err.Error())
+			return true, unconfirmed(exitcode.Transient, "the hard refresh to confirm it failed: "+err.Error())
 		}
 		if !src.answer(fresh, t) {
 			r.log("the answer to the hard refresh of %s is no newer than what the step had seen; asking again", name)
@@ -212,19 +213,19 @@ func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspen
 			res.Note("Suspended accepted (--allow-suspended)")
 			return true, nil
 		}
-		return false, fail(ExitFailed, "application %s is Suspended%s (pass --allow-suspended if that is expected)", name, withMessage(h.Message))
+		return false, fail(exitcode.Failure, "application %s is Suspended%s (pass --allow-suspended if that is expected)", name, withMessage(h.Message))
 	case argocd.HealthDegraded:
 		res.DegradedResources = r.unhealthyResources(ctx, app, argocd.HealthDegraded)
-		return false, fail(ExitFailed, "application %s is Degraded after its sync%s; degraded resources: %s",
+		return false, fail(exitcode.Failure, "application %s is Degraded after its sync%s; degraded resources: %s",
 			name, withMessage(h.Message), listIssues(res.DegradedResources))
 	case argocd.HealthMissing:
 		res.DegradedResources = r.unhealthyResources(ctx, app, argocd.HealthMissing)
-		return false, fail(ExitFailed, "application %s is Missing after its sync: its resources do not exist in the cluster; missing: %s",
+		return false, fail(exitcode.Failure, "application %s is Missing after its sync: its resources do not exist in the cluster; missing: %s",
 			name, listIssues(res.DegradedResources))
 	case argocd.HealthUnknown:
-		return false, fail(ExitFailed, "health of application %s is Unknown after its sync%s%s", name, withMessage(h.Message), conditions(app))
+		return false, fail(exitcode.Failure, "health of application %s is Unknown after its sync%s%s", name, withMessage(h.Message), conditions(app))
 	}
-	return false, fail(ExitFailed, "application %s reports an unknown health %q", name, h.Status)
+	return false, fail(exitcode.Failure, "application %s reports an unknown health %q", name, h.Status)
 }
 
 // unhealthyResources lists resources with the given health: the directly

@@ -3,6 +3,7 @@ package step
 import (
 	"bytes"
 	"fmt"
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,7 +92,7 @@ func TestMeasureBinary(t *testing.T) {
 		} else if err == nil {
 			code = 0
 		}
-		if code != ExitTimeout {
+		if code != exitcode.Timeout {
 			t.Fatalf("%s: exit %d, want 4 (Progressing until the health timeout)\n%s", mode.name, code, stderr.String())
 		}
 		maxRSS := <-hwm

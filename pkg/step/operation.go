@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -143,7 +144,7 @@ func (r *runner) awaitOurs(ctx, node context.Context, src *appSource, s *ourSync
 	var final *argocd.OperationState
 	err := src.wait(ctx, func(v view) (bool, error) {
 		if v.gone() {
-			return false, fail(ExitFailed, "application %s was deleted during its sync", name)
+			return false, fail(exitcode.Failure, "application %s was deleted during its sync", name)
 		}
 		if final = s.settled(v.app); final == nil {
 			return false, nil
@@ -198,7 +199,7 @@ func (r *runner) awaitOurs(ctx, node context.Context, src *appSource, s *ourSync
 	if len(failing) > 0 {
 		msg += "; failing resources: " + strings.Join(failing, "; ")
 	}
-	return fail(ExitFailed, "%s", msg)
+	return fail(exitcode.Failure, "%s", msg)
 }
 
 // terminate asks Argo CD to stop the running operation; one that ended

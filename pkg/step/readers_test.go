@@ -9,6 +9,7 @@ import (
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -45,7 +46,7 @@ func TestReadersDecodeTheStepsResultFile(t *testing.T) {
 			f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(degraded), resync: 30 * time.Millisecond})
 			return syncAndWait(t, f)
 		},
-		code: ExitFailed,
+		code: exitcode.Failure,
 		want: stepresult.Result{Command: "sync-and-wait", Outcome: "Failed", ExitCode: 1, App: "web-app", Health: "Degraded",
 			HealthMessage: "web is Degraded", SyncStatus: "Synced", OperationPhase: "Succeeded",
 			DegradedResources: []stepresult.Finding{{Resource: "Deployment.apps ns/web", Status: "Degraded", Message: "web is Degraded"},
@@ -61,7 +62,7 @@ func TestReadersDecodeTheStepsResultFile(t *testing.T) {
 			f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
 			return teardown(t, f, "--crd-policy", "delete")
 		},
-		code: ExitPartial,
+		code: exitcode.Partial,
 		want: stepresult.Result{Command: "teardown", Outcome: "Partial", ExitCode: 2, App: "web-app",
 			Orphans:      []stepresult.Finding{{Resource: "Secret db/creds", Status: "kept", Message: "annotated argocd.argoproj.io/sync-options: Delete=false"}},
 			RetainedPVCs: []string{"PersistentVolumeClaim db/data-pg-0"},

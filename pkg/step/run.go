@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -34,7 +35,7 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 	inv, err := parseArgs(args, env)
 	if errors.Is(err, errHelp) {
 		fmt.Fprint(stdout, usageText)
-		return ExitOK
+		return exitcode.OK
 	}
 	res := newResult(inv)
 	var calls int64
@@ -45,17 +46,17 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 			calls = r.c.Calls()
 		}
 	}
-	code := exitCode(err)
-	if code == ExitUsage {
+	code := exitcode.Of(err)
+	if code == exitcode.Invalid {
 		fmt.Fprintf(stderr, "deploystep: %v\n\n%s", err, usageText)
 	}
 	res.Finish(code, err, calls)
 	if werr := writeResult(inv.global.resultFile, res); werr != nil {
 		log("%v", werr)
-		if code == ExitOK {
+		if code == exitcode.OK {
 			// The workflow reads this file; succeeding without it would
 			// hide the outcome.
-			code = ExitFailed
+			code = exitcode.Failure
 			res.Finish(code, werr, calls)
 		}
 	}
@@ -91,7 +92,7 @@ func newRunner(inv *invocation, t timing, log func(string, ...any)) (*runner, er
 		inv.manifest = m
 		if ns := manifestNamespace(m); m != nil && ns != "" {
 			if g.appNamespace != "" && g.appNamespace != ns {
-				return nil, fail(ExitUsage, "the manifest's namespace %q differs from --app-namespace %q", ns, g.appNamespace)
+				return nil, fail(exitcode.Invalid, "the manifest's namespace %q differs from --app-namespace %q", ns, g.appNamespace)
 			}
 			g.appNamespace = ns
 		}
@@ -102,7 +103,7 @@ func newRunner(inv *invocation, t timing, log func(string, ...any)) (*runner, er
 		AppNamespace: g.appNamespace, RequestTimeout: g.requestTimeout,
 	})
 	if err != nil {
-		return nil, fail(ExitUsage, "%v", err)
+		return nil, fail(exitcode.Invalid, "%v", err)
 	}
 	return &runner{c: c, t: t, requestTimeout: g.requestTimeout, log: log}, nil
 }
@@ -118,5 +119,5 @@ func (r *runner) dispatch(ctx context.Context, inv *invocation, res result) erro
 	case cmdTeardown:
 		return r.teardown(ctx, inv.teardown, res.(*stepresult.TeardownResult))
 	}
-	return fail(ExitUsage, "unknown command %q", inv.command)
+	return fail(exitcode.Invalid, "unknown command %q", inv.command)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -118,7 +119,7 @@ func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, re
 		if exists {
 			return app, nil
 		}
-		return nil, fail(ExitFailed, "application %q does not exist in Argo CD and no manifest was given to create it (--manifest or --manifest-base64)", name)
+		return nil, fail(exitcode.Failure, "application %q does not exist in Argo CD and no manifest was given to create it (--manifest or --manifest-base64)", name)
 	}
 	var before string
 	if exists {
@@ -151,7 +152,7 @@ func (r *runner) awaitEarlierOperation(ctx context.Context, src *appSource, app 
 	res.Note("waited for an earlier operation: %s", describeOperation(app))
 	idle := func(v view) (bool, error) {
 		if v.gone() {
-			return false, fail(ExitFailed, "application %s was deleted while the step waited for its earlier operation", src.name)
+			return false, fail(exitcode.Failure, "application %s was deleted while the step waited for its earlier operation", src.name)
 		}
 		return !v.app.OperationInProgress(), nil
 	}
@@ -203,13 +204,13 @@ func loadManifest(o syncOpts) ([]byte, error) {
 	case o.manifestFile != "":
 		b, err := os.ReadFile(o.manifestFile)
 		if err != nil {
-			return nil, fail(ExitUsage, "reading the manifest: %v", err)
+			return nil, fail(exitcode.Invalid, "reading the manifest: %v", err)
 		}
 		data = b
 	case o.manifestB64 != "":
 		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(o.manifestB64))
 		if err != nil {
-			return nil, fail(ExitUsage, "--manifest-base64 is not valid base64: %v", err)
+			return nil, fail(exitcode.Invalid, "--manifest-base64 is not valid base64: %v", err)
 		}
 		data = b
 	default:
@@ -224,13 +225,13 @@ func loadManifest(o syncOpts) ([]byte, error) {
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fail(ExitUsage, "the manifest must be the Application as JSON: %v", err)
+		return nil, fail(exitcode.Invalid, "the manifest must be the Application as JSON: %v", err)
 	}
 	if m.Kind != "Application" || !strings.HasPrefix(m.APIVersion, "argoproj.io/") {
-		return nil, fail(ExitUsage, "the manifest is %s %s, not an argoproj.io Application", m.APIVersion, m.Kind)
+		return nil, fail(exitcode.Invalid, "the manifest is %s %s, not an argoproj.io Application", m.APIVersion, m.Kind)
 	}
 	if m.Metadata.Name != o.app {
-		return nil, fail(ExitUsage, "the manifest is for application %q, not %q", m.Metadata.Name, o.app)
+		return nil, fail(exitcode.Invalid, "the manifest is for application %q, not %q", m.Metadata.Name, o.app)
 	}
 	return data, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -123,7 +124,7 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *stepresult.T
 	}
 	r.log("application %s is gone", name)
 	if len(res.Orphans) > 0 {
-		return fail(ExitPartial, "application %s deleted, but %d resource(s) were left in the cluster: %s",
+		return fail(exitcode.Partial, "application %s deleted, but %d resource(s) were left in the cluster: %s",
 			name, len(res.Orphans), listIssues(res.Orphans))
 	}
 	return nil
@@ -149,7 +150,7 @@ func (r *runner) applyPolicy(ctx context.Context, app string, l leftByCascade, r
 		switch {
 		case err == nil || argocd.IsNotFound(err):
 			*l.deleted = append(*l.deleted, ref.String())
-		case exitCode(err) == ExitTransient:
+		case exitcode.Of(err) == exitcode.Transient:
 			return err
 		default:
 			res.Orphans = append(res.Orphans, issue(ref, "not deleted", err.Error()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/aggregate"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/stepresult"
@@ -30,7 +31,7 @@ func (r *runner) validate(ctx context.Context, o validateOpts, res *stepresult.V
 			if argocd.IsNotFound(err) {
 				e.Error = "the application does not exist"
 			}
-			if exitCode(err) == ExitTransient {
+			if exitcode.Of(err) == exitcode.Transient {
 				transient++
 			} else {
 				permanent++
@@ -51,12 +52,12 @@ func (r *runner) validate(ctx context.Context, o validateOpts, res *stepresult.V
 	case aggregate.Healthy:
 		return nil
 	case aggregate.Progressing, aggregate.Degraded:
-		return fail(ExitPartial, "%s: %s", res.Aggregate, listApps(res.Apps, res.Aggregate))
+		return fail(exitcode.Partial, "%s: %s", res.Aggregate, listApps(res.Apps, res.Aggregate))
 	}
 	if permanent == 0 {
-		return fail(ExitTransient, "could not read %d application(s) from the Argo CD API: %s", transient, listApps(res.Apps, aggregate.Failed))
+		return fail(exitcode.Transient, "could not read %d application(s) from the Argo CD API: %s", transient, listApps(res.Apps, aggregate.Failed))
 	}
-	return fail(ExitFailed, "Failed: %s", listApps(res.Apps, aggregate.Failed))
+	return fail(exitcode.Failure, "Failed: %s", listApps(res.Apps, aggregate.Failed))
 }
 
 func listApps(apps []stepresult.AppHealth, v string) string {
