@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/deployctl/deployctl/internal/atomicfile"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -19,31 +20,22 @@ func issue(ref argocd.ResourceRef, status, message string) stepresult.Issue {
 		Name: ref.Name, Status: status, Message: message}
 }
 
+// resultMark is how every result file starts: the header's first member.
+const resultMark = "{\n  \"command\": "
+
 // writeResult writes v as indented JSON, atomically (temp file + rename) so a
-// reader never sees half a file.
+// reader never sees half a file, creating its folder. A file at path that
+// is not a result (another program's) is never replaced.
 func writeResult(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing the result: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".result-*")
-	if err != nil {
+	if err := atomicfile.Write(path, append(data, '\n'), resultMark); err != nil {
 		return fmt.Errorf("writing the result: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing the result: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the result: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("writing the result: %w", err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
