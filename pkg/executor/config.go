@@ -19,6 +19,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -237,12 +238,12 @@ func (c *Config) loadKubeconfig(val, from map[string]string) []string {
 		return []string{fmt.Sprintf("KUBECONFIG_DATA and %s are both set: give exactly one", from["kubeconfig"])}
 	case data != "":
 		c.KubeconfigSource = "KUBECONFIG_DATA"
-		if kc, err = DecodeKubeconfig(data, c.redact); err != nil {
+		if kc, err = kube.DecodeKubeconfig(data, c.redact); err != nil {
 			return []string{err.Error()}
 		}
 	default:
 		c.KubeconfigSource = path
-		if kc, err = ReadKubeconfig(path, c.redact); err != nil {
+		if kc, err = kube.ReadKubeconfig(path, c.redact); err != nil {
 			return []string{name("kubeconfig") + ": " + err.Error()}
 		}
 	}
@@ -259,15 +260,6 @@ func (c *Config) loadKubeconfig(val, from map[string]string) []string {
 		return []string{fmt.Sprintf("%s: context %q names cluster %q, which is not defined", c.KubeconfigSource, kc.CurrentContext, ctx.Cluster)}
 	}
 	return nil
-}
-
-// readProblem is the problem of a file that could not be read: the limit
-// it broke, or the reason, after its path.
-func readProblem(path string, err error) string {
-	if readlimit.IsTooLarge(err) {
-		return err.Error() // already "PATH: larger than the N MiB limit"
-	}
-	return fmt.Sprintf("%s: %v", path, cleanPathError(err))
 }
 
 // checkScope checks TARGET_SCOPE's form (platform, stack:NAME, app:NAME,
@@ -293,7 +285,7 @@ func (c *Config) loadSpec(env *EnvironmentFile, scopeOK bool) []string {
 	path := filepath.Join(c.ConfigDir, SpecFileName)
 	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
-		return []string{readProblem(path, err)}
+		return []string{readlimit.Problem(path, err)}
 	}
 	// dag.Parse, as lint: a spec with errors still has its graph checked,
 	// so a cycle is listed with the other problems.
@@ -334,7 +326,7 @@ func (c *Config) loadSecrets(explicit bool) []string {
 		if os.IsNotExist(err) && !explicit {
 			return nil
 		}
-		return []string{fmt.Sprintf("%s: %s: %v", name("secrets-dir"), c.SecretsDir, cleanPathError(err))}
+		return []string{readlimit.Problem(name("secrets-dir")+": "+c.SecretsDir, err)}
 	}
 	var problems []string
 	for _, e := range entries {
@@ -349,7 +341,7 @@ func (c *Config) loadSecrets(explicit bool) []string {
 		}
 		switch {
 		case err != nil:
-			problems = append(problems, readProblem(p, err))
+			problems = append(problems, readlimit.Problem(p, err))
 		case len(strings.TrimSpace(string(b))) == 0:
 			problems = append(problems, p+": empty")
 		default:

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
@@ -150,8 +151,8 @@ func TestPlanRetry(t *testing.T) {
 func TestResumeUpdatesTheRun(t *testing.T) {
 	w := loadWorkflow(t, "testdata/workflows/failed-deploy.yaml")
 	wfs := wffake.NewSimpleClientset(w)
-	kube := kubefake.NewSimpleClientset()
-	r := &run{cl: &Clients{Workflows: wfs, Kube: kube}}
+	kc := kubefake.NewSimpleClientset()
+	r := &run{cl: &kube.Clients{Workflows: wfs, Kube: kc}}
 	updated, plan, err := r.resume(context.Background(), w)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func TestResumeUpdatesTheRun(t *testing.T) {
 		t.Errorf("stored nodes: cert-manager %v, database %v", n["cert-manager"], n["database"])
 	}
 	var deletes int
-	for _, a := range kube.Actions() {
+	for _, a := range kc.Actions() {
 		if a.GetVerb() == "delete" && a.GetResource().Resource == "pods" {
 			deletes++
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -49,7 +48,7 @@ type EnvironmentFile struct {
 func readEnvironment(path string, secrets *redact.Set) (*EnvironmentFile, []string) {
 	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
-		return nil, []string{readProblem(path, err)}
+		return nil, []string{readlimit.Problem(path, err)}
 	}
 	// Decoded in two steps: the node tree first, where duplicate keys and
 	// unknown fields are found with their lines (yaml.v3's strict decoder
@@ -249,13 +248,4 @@ func yamlProblem(e string) string {
 		return fmt.Sprintf("%s: %q is not a valid %s", m[1], m[2], m[3])
 	}
 	return e
-}
-
-// cleanPathError drops the "open PATH:" prefix the caller already prints.
-func cleanPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,7 +44,7 @@ func TestReadApps(t *testing.T) {
 	}
 	scheme := runtime.NewScheme()
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{livestate.GVRApplication: "ApplicationList"}, apps...)
-	r := &run{cfg: c, cl: &Clients{Dynamic: dyn}}
+	r := &run{cfg: c, cl: &kube.Clients{Dynamic: dyn}}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		names []string

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/kube"
 )
 
 // The preflight's health-customizations check reads the argocd-cm Argo CD
@@ -27,7 +28,7 @@ func TestPreflightHealthCustomizations(t *testing.T) {
 	ns := c.DAG.Platform.Spec.ArgoCD.Namespace
 	check := func(data map[string]string) Check {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns}, Data: data}
-		r := &run{cfg: c, cl: &Clients{Kube: fake.NewClientset(cm)}}
+		r := &run{cfg: c, cl: &kube.Clients{Kube: fake.NewClientset(cm)}}
 		return r.checkHealthCustomizations(context.Background())
 	}
 	all := map[string]string{"admin.enabled": "true"}

@@ -21,13 +21,14 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // run is one action being executed.
 type run struct {
 	cfg       *Config
-	cl        *Clients
+	cl        *kube.Clients
 	log       *Log
 	out       io.Writer // the human output: transitions, summary
 	tty       bool
@@ -106,7 +107,7 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 	rc, err := cfg.restConfig(o.action)
 	if err == nil {
 		rc.WarningHandler = apiWarnings{r.log.base.With("component", componentExecutor)}
-		r.cl, err = NewClients(rc)
+		r.cl, err = kube.NewClients(rc)
 	}
 	if err != nil {
 		r.metrics.Error(PhaseConfig)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/redact"
-	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -69,19 +69,19 @@ func (f *Flags) Load(ctx context.Context, workflow string) (*Run, error) {
 // these commands being read-only and for people, kubectl's usual places.
 // Every file is read bounded (readlimit.Secret, exit 3 over it), and the
 // credentials found are registered with secrets: the output masks them.
-func (f *Flags) clients(secrets *redact.Set) (*executor.Clients, error) {
+func (f *Flags) clients(secrets *redact.Set) (*kube.Clients, error) {
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.Context}
 	var cc clientcmd.ClientConfig
 	path := or(f.Kubeconfig, os.Getenv("KUBECONFIG_PATH"))
 	switch data := os.Getenv("KUBECONFIG_DATA"); {
 	case path != "":
-		kc, err := executor.ReadKubeconfig(path, secrets)
+		kc, err := kube.ReadKubeconfig(path, secrets)
 		if err != nil {
 			return nil, exitcode.With(exitcode.Invalid, err)
 		}
 		cc = clientcmd.NewDefaultClientConfig(*kc, overrides)
 	case data != "":
-		kc, err := executor.DecodeKubeconfig(data, secrets)
+		kc, err := kube.DecodeKubeconfig(data, secrets)
 		if err != nil {
 			return nil, exitcode.With(exitcode.Invalid, err)
 		}
@@ -93,7 +93,7 @@ func (f *Flags) clients(secrets *redact.Set) (*executor.Clients, error) {
 		}
 		cc = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 		if raw, err := cc.RawConfig(); err == nil {
-			executor.AddKubeconfigSecrets(&raw, secrets)
+			kube.AddKubeconfigSecrets(&raw, secrets)
 		}
 	}
 	rc, err := cc.ClientConfig()
@@ -101,12 +101,12 @@ func (f *Flags) clients(secrets *redact.Set) (*executor.Clients, error) {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	secrets.Add(rc.BearerToken, rc.Password, string(rc.KeyData))
-	executor.RegisterSentCredentials(rc, secrets)
+	kube.RegisterSentCredentials(rc, secrets)
 	rc.UserAgent = "deployctl/insight"
 	// The API server's warnings, masked, rather than klog's unmasked line.
 	rc.WarningHandler = rest.NewWarningWriter(secrets.Writer(os.Stderr), rest.WarningWriterOptions{Deduplicate: true})
-	rc.Timeout = 30 * time.Second
-	return executor.NewClients(rc)
+	rc.Timeout = kube.RequestTimeout
+	return kube.NewClients(rc)
 }
 
 // boundedFiles refuses, before client-go reads them whole, the kubeconfig

@@ -20,7 +20,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/executor"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
@@ -80,14 +80,14 @@ func app(name, sync, health, healthMsg, opPhase string, problems ...map[string]a
 	}}
 }
 
-func clients(wfObjs []runtime.Object, apps ...*unstructured.Unstructured) *executor.Clients {
+func clients(wfObjs []runtime.Object, apps ...*unstructured.Unstructured) *kube.Clients {
 	var objs []runtime.Object
 	for _, a := range apps {
 		objs = append(objs, a)
 	}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{livestate.GVRApplication: "ApplicationList"}, objs...)
-	return &executor.Clients{Workflows: wffake.NewSimpleClientset(wfObjs...), Dynamic: dyn}
+	return &kube.Clients{Workflows: wffake.NewSimpleClientset(wfObjs...), Dynamic: dyn}
 }
 
 var rolloutProblem = map[string]any{"kind": "Deployment", "namespace": "ingress-nginx", "name": "ingress-nginx-controller",

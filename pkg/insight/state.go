@@ -139,30 +139,20 @@ func (r *Run) blockers(n *Node) []*Node {
 
 // upstream is everything n depends on, directly or not, in run order.
 func (r *Run) upstream(n *Node) []*Node {
-	return r.closure(n.DependsOn, func(x *Node) []string { return x.DependsOn })
+	return r.inOrder(r.deps.DepsClosure(r.deps.Deps(n.Name)...))
 }
 
 // downstream is everything that depends on n, directly or not.
 func (r *Run) downstream(n *Node) []*Node {
-	return r.closure(n.dependents, func(x *Node) []string { return x.dependents })
+	return r.inOrder(r.deps.DependentsClosure(r.deps.Dependents(n.Name)...))
 }
 
-func (r *Run) closure(start []string, next func(*Node) []string) []*Node {
-	seen := map[string]bool{}
-	var out []*Node
-	var walk func(names []string)
-	walk = func(names []string) {
-		for _, d := range names {
-			x := r.byName[d]
-			if x == nil || seen[d] {
-				continue
-			}
-			seen[d] = true
-			out = append(out, x)
-			walk(next(x))
-		}
+// inOrder are the named nodes in run order.
+func (r *Run) inOrder(names []string) []*Node {
+	out := make([]*Node, 0, len(names))
+	for _, x := range names {
+		out = append(out, r.byName[x])
 	}
-	walk(start)
 	r.sortByOrder(out)
 	return out
 }
