@@ -113,7 +113,7 @@ var traceRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // lists every problem.
 func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	val, from := o.resolve(getenv)
-	c := &Config{Action: o.action, secrets: map[string][]byte{}, redact: &redact.Set{}}
+	c := &Config{Action: o.Action, secrets: map[string][]byte{}, redact: &redact.Set{}}
 	var problems []string
 	bad := func(key, format string, args ...any) {
 		problems = append(problems, name(key)+": "+fmt.Sprintf(format, args...))
@@ -160,7 +160,7 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 		}
 		c.MetricsAddr = addr
 	}
-	if o.action == ActionTeardown {
+	if o.Action == ActionTeardown {
 		c.PVPolicy, c.CRDPolicy = val["pv-policy"], val["crd-policy"]
 		for _, key := range []string{"pv-policy", "crd-policy"} {
 			if v := val[key]; v != "retain" && v != "delete" {
@@ -192,7 +192,7 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	problems = append(problems, c.loadSpec(env, scopeOK)...)
 	problems = append(problems, c.loadSecrets(from["secrets-dir"] != "default")...)
 
-	if o.action == ActionTeardown {
+	if o.Action == ActionTeardown {
 		// The missing confirmation is listed whatever else is wrong (a spec
 		// that does not load included): everything is fixed in one pass.
 		switch {

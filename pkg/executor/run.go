@@ -56,14 +56,14 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 	// error main prints (end).
 	r := &run{
 		cfg:     cfg,
-		log:     NewLog(stderr, string(o.action), cfg.LogLevel, cfg.LogFormat, cfg.TraceID, cfg.SpanID, cfg.redact),
+		log:     NewLog(stderr, string(o.Action), cfg.LogLevel, cfg.LogFormat, cfg.TraceID, cfg.SpanID, cfg.redact),
 		out:     cfg.redact.Writer(stdout),
 		tty:     isTerminal(stdout),
-		report:  newReport(cfg, o.action),
+		report:  newReport(cfg, o.Action),
 		started: started,
 		poll:    2 * time.Second,
 	}
-	r.metrics = NewMetrics(o.action, r.report.Platform, cfg.Environment)
+	r.metrics = NewMetrics(o.Action, r.report.Platform, cfg.Environment)
 	r.metrics.secrets = cfg.redact
 	if cfgErr != nil {
 		var inv *Invalid
@@ -74,7 +74,7 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 			}
 		}
 		r.metrics.Error(PhaseConfig)
-		r.report.recommend("fix the configuration problems listed, then run %s again: nothing was done", o.action)
+		r.report.recommend("fix the configuration problems listed, then run %s again: nothing was done", o.Action)
 		return r.end(exitcode.Invalid, fmt.Sprintf("invalid configuration (%d problems): nothing was done, the cluster was not contacted", len(r.report.Configuration.Problems)), cfgErr)
 	}
 	lg := r.log.Phase(PhaseConfig)
@@ -98,13 +98,13 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 	r.report.SpecHash = out.SpecHash
 	timeout := cfg.Timeout
 	if timeout == 0 {
-		timeout = defaultTimeout(o.action, out)
+		timeout = defaultTimeout(o.Action, out)
 	}
 	r.report.Timeout = timeout.String()
 	r.log.Phase(PhaseCompile).Info("compiled", "spec_hash", out.SpecHash, "apps", len(out.Deploy.Apps()),
 		"teardown_apps", len(out.Teardown.Apps()), "objects", len(r.objects), "timeout", timeout.String())
 
-	rc, err := cfg.restConfig(o.action)
+	rc, err := cfg.restConfig(o.Action)
 	if err == nil {
 		rc.WarningHandler = apiWarnings{r.log.base.With("component", componentExecutor)}
 		r.cl, err = kube.NewClients(rc)
@@ -130,7 +130,7 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 
 	var code int
 	var summary string
-	switch o.action {
+	switch o.Action {
 	case ActionPreflight:
 		code, summary, err = r.preflightOnly(actx)
 	case ActionDeploy:
@@ -143,17 +143,17 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 	switch {
 	case errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		r.metrics.Error(PhaseFollow)
-		summary = fmt.Sprintf("%s did not finish within its deadline of %s", o.action, timeout)
+		summary = fmt.Sprintf("%s did not finish within its deadline of %s", o.Action, timeout)
 		if w := r.report.Workflow; w != nil && w.Name != "" {
-			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it (it is not started twice), or raise --timeout / TIMEOUT", w.Namespace, w.Name, o.action)
+			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it (it is not started twice), or raise --timeout / TIMEOUT", w.Namespace, w.Name, o.Action)
 		} else {
 			r.report.recommend("raise --timeout / TIMEOUT (now %s), and check why the cluster answers slowly", timeout)
 		}
 		return r.end(exitcode.Timeout, summary, errors.New(summary))
 	case ctx.Err() != nil:
-		summary = fmt.Sprintf("%s interrupted", o.action)
+		summary = fmt.Sprintf("%s interrupted", o.Action)
 		if w := r.report.Workflow; w != nil && w.Name != "" {
-			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it", w.Namespace, w.Name, o.action)
+			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it", w.Namespace, w.Name, o.Action)
 		}
 		r.report.Status = StatusInterrupted
 		return r.end(exitcode.Failure, summary, errors.New(summary))

@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -17,33 +16,19 @@ import (
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
-// Flags are how status and explain find the run: the cluster, the
+// Source is where status and explain read the run from: the cluster, the
 // namespace and the workflow.
-type Flags struct {
+type Source struct {
 	Kubeconfig      string
 	Context         string
 	Namespace       string
 	Platform        string
 	Spec            string
 	ArgoCDNamespace string
-	Output          string
-}
-
-// AddFlags registers the flags status and explain share.
-func AddFlags(fs *pflag.FlagSet) *Flags {
-	f := &Flags{}
-	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig file (default KUBECONFIG_PATH, KUBECONFIG_DATA, then kubectl's KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&f.Context, "context", "", "kubeconfig context (default its current context)")
-	fs.StringVarP(&f.Namespace, "namespace", "n", "", "the workflows' namespace (default the spec's, else argo)")
-	fs.StringVar(&f.Platform, "platform", "", "without a workflow name: the latest run of this platform (default the spec's, else any)")
-	fs.StringVar(&f.Spec, "spec", "", "a platform spec: its workflow namespace and platform name")
-	fs.StringVar(&f.ArgoCDNamespace, "argocd-namespace", "", "Argo CD's namespace (default the run's argocd-namespace parameter)")
-	fs.StringVarP(&f.Output, "output", "o", "text", "text or json")
-	return f
 }
 
 // Load connects and reads the run (the named workflow, or the latest).
-func (f *Flags) Load(ctx context.Context, workflow string) (*Run, error) {
+func (f *Source) Load(ctx context.Context, workflow string) (*Run, error) {
 	o := Options{Namespace: f.Namespace, Platform: f.Platform, Workflow: workflow, ArgoCDNamespace: f.ArgoCDNamespace,
 		Secrets: &redact.Set{}}
 	if f.Spec != "" {
@@ -69,7 +54,7 @@ func (f *Flags) Load(ctx context.Context, workflow string) (*Run, error) {
 // these commands being read-only and for people, kubectl's usual places.
 // Every file is read bounded (readlimit.Secret, exit 3 over it), and the
 // credentials found are registered with secrets: the output masks them.
-func (f *Flags) clients(secrets *redact.Set) (*kube.Clients, error) {
+func (f *Source) clients(secrets *redact.Set) (*kube.Clients, error) {
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.Context}
 	var cc clientcmd.ClientConfig
 	path := or(f.Kubeconfig, os.Getenv("KUBECONFIG_PATH"))
