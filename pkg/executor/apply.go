@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/deployctl/deployctl/pkg/report"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,23 +16,6 @@ import (
 // PlatformFieldManager).
 const FieldManager = "deployctl"
 
-// Apply results.
-const (
-	Created        = "created"
-	Configured     = "configured"
-	Unchanged      = "unchanged"
-	WouldCreate    = "would create"
-	WouldConfigure = "would configure"
-)
-
-// Applied is one object's apply outcome, as reported.
-type Applied struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Result    string `json:"result"`
-}
-
 // applyAll server-side applies objs in order, forcing conflicts (deployctl
 // is the authority for what it generates). It is idempotent: the API
 // server does not write an apply that changes nothing, so the object's
@@ -39,14 +23,14 @@ type Applied struct {
 // dryRun the server runs the whole apply (admission, validation, merge)
 // without persisting; the outcome then compares the would-be object with
 // the live one.
-func applyAll(ctx context.Context, dyn dynamic.Interface, objs []object, dryRun bool) ([]Applied, error) {
-	var out []Applied
+func applyAll(ctx context.Context, dyn dynamic.Interface, objs []object, dryRun bool) ([]report.Applied, error) {
+	var out []report.Applied
 	for _, o := range objs {
 		res, err := applyOne(ctx, dyn, o, dryRun)
 		if err != nil {
 			return out, fmt.Errorf("applying %s: %w", o, err)
 		}
-		out = append(out, Applied{Kind: o.u.GetKind(), Namespace: o.u.GetNamespace(), Name: o.u.GetName(), Result: res})
+		out = append(out, report.Applied{Kind: o.u.GetKind(), Namespace: o.u.GetNamespace(), Name: o.u.GetName(), Result: res})
 	}
 	return out, nil
 }
@@ -76,17 +60,17 @@ func applyOne(ctx context.Context, dyn dynamic.Interface, o object, dryRun bool)
 	}
 	switch {
 	case live == nil && dryRun:
-		return WouldCreate, nil
+		return report.WouldCreate, nil
 	case live == nil:
-		return Created, nil
+		return report.Created, nil
 	case dryRun && sameObject(live, after):
-		return Unchanged, nil
+		return report.Unchanged, nil
 	case dryRun:
-		return WouldConfigure, nil
+		return report.WouldConfigure, nil
 	case after.GetResourceVersion() == live.GetResourceVersion():
-		return Unchanged, nil
+		return report.Unchanged, nil
 	}
-	return Configured, nil
+	return report.Configured, nil
 }
 
 // sameObject compares two versions of an object, ignoring what a dry-run
@@ -102,10 +86,3 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 }
 
 // countResults counts applied objects by result.
-func countResults(as []Applied) map[string]int {
-	n := map[string]int{}
-	for _, a := range as {
-		n[a.Result]++
-	}
-	return n
-}

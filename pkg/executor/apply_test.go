@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 func compiled(t *testing.T, c *Config) *compile.Output {
@@ -169,7 +170,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countResults(first); n[Created] != len(objs) {
+	if n := report.CountResults(first); n[report.Created] != len(objs) {
 		t.Errorf("first apply: %v", n)
 	}
 	rvs := map[string]string{}
@@ -180,7 +181,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countResults(second); n[Unchanged] != len(objs) {
+	if n := report.CountResults(second); n[report.Unchanged] != len(objs) {
 		t.Errorf("second apply: %v", n)
 	}
 	for k, o := range f.objs {
@@ -193,7 +194,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := third[len(third)-1]; last.Result != Configured || countResults(third)[Unchanged] != len(objs)-1 {
+	if last := third[len(third)-1]; last.Result != report.Configured || report.CountResults(third)[report.Unchanged] != len(objs)-1 {
 		t.Errorf("third apply: %v", third)
 	}
 	if f.applies != 3*len(objs) {

@@ -20,6 +20,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -63,7 +64,7 @@ type Config struct {
 	MetricsAddr string
 
 	// Env is environment.yaml; Overrides says what it changed in the spec.
-	Env       *EnvironmentFile
+	Env       *report.EnvironmentFile
 	Overrides []string
 	// DAG is the whole platform (not scoped), environment overrides applied.
 	DAG *dag.DAG
@@ -281,7 +282,7 @@ func checkScope(scope string) string {
 
 // loadSpec reads dag.yaml, applies environment.yaml's overrides and checks
 // the scope.
-func (c *Config) loadSpec(env *EnvironmentFile, scopeOK bool) []string {
+func (c *Config) loadSpec(env *report.EnvironmentFile, scopeOK bool) []string {
 	path := filepath.Join(c.ConfigDir, SpecFileName)
 	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {

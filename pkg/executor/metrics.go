@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/internal/redact"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // Metrics are the executor's Prometheus metrics, written in the text
@@ -52,7 +53,7 @@ var errorPhases = []string{PhaseConfig, PhasePreflight, PhaseCompile, PhaseApply
 func NewMetrics(action Action, platform, environment string) *Metrics {
 	return &Metrics{
 		labels: [][2]string{{"action", string(action)}, {"platform", platform}, {"environment", environment}},
-		start:  time.Now(), status: StatusRunning,
+		start:  time.Now(), status: report.StatusRunning,
 		health: map[string]componentHealth{}, errors: map[string]int{},
 	}
 }
@@ -106,7 +107,7 @@ func (m *Metrics) Render() []byte {
 	m.sample(&b, "executor_action_duration_seconds", m.labels, nil, strconv.FormatFloat(end.Sub(m.start).Seconds(), 'f', 3, 64))
 
 	family(&b, "executor_action_status", "gauge", "1 for the action's current status, 0 for every other status.")
-	for _, s := range Statuses {
+	for _, s := range report.Statuses {
 		m.sample(&b, "executor_action_status", m.labels, [][2]string{{"status", s}}, boolValue(s == m.status))
 	}
 

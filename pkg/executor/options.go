@@ -2,19 +2,20 @@ package executor
 
 import (
 	"fmt"
+	"github.com/deployctl/deployctl/pkg/report"
 	"sort"
 	"strings"
 )
 
-// Action is what the executor runs.
-type Action string
+// Action is what the executor runs: the three of the contract, and
+// preflight alone (package report's, whose reports say which).
+type Action = report.Action
 
-// The executor's actions: the three of the contract, and preflight alone.
 const (
-	ActionDeploy    Action = "deploy"
-	ActionValidate  Action = "validate"
-	ActionTeardown  Action = "teardown"
-	ActionPreflight Action = "preflight"
+	ActionDeploy    = report.ActionDeploy
+	ActionValidate  = report.ActionValidate
+	ActionTeardown  = report.ActionTeardown
+	ActionPreflight = report.ActionPreflight
 )
 
 // setting is one configuration value: its flag, its environment variable

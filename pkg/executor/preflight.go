@@ -16,42 +16,13 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/step"
 )
 
 // Phase 0 preflight: strictly read-only. Every check reads, or asks the
 // API server a question that persists nothing (SelfSubjectReview,
 // SelfSubjectAccessReview, server-side dry-run apply).
-
-// Check statuses.
-const (
-	Pass = "pass"
-	Warn = "warn"
-	Fail = "fail"
-	Skip = "skip"
-)
-
-// Check is one preflight check's outcome.
-type Check struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Reason string `json:"reason"`
-	// Code is the exit code a failure calls for: 3 when configuration or a
-	// required primitive is missing, 1 when the cluster is not in a state
-	// to run (not Ready, unreachable).
-	Code int `json:"exitCode,omitempty"`
-}
-
-// Inventory is the cluster snapshot of Phase 0 (RFC 3.2.8).
-type Inventory struct {
-	ServerVersion   string   `json:"serverVersion,omitempty"`
-	User            string   `json:"user,omitempty"`
-	Nodes           int      `json:"nodes"`
-	ReadyNodes      int      `json:"readyNodes"`
-	KubeletVersions []string `json:"kubeletVersions,omitempty"`
-	CPU             string   `json:"allocatableCPU,omitempty"`
-	Memory          string   `json:"allocatableMemory,omitempty"`
-}
 
 // permission is one thing an action must be allowed to do.
 type permission struct {
@@ -95,27 +66,27 @@ func (r *run) permissions() []permission {
 
 // preflight runs every check, in order; a check that cannot be meaningful
 // after an earlier failure is skipped with the reason.
-func (r *run) preflight(ctx context.Context) []Check {
+func (r *run) preflight(ctx context.Context) []report.Check {
 	lg := r.log.Phase(PhasePreflight)
-	var checks []Check
-	add := func(c Check) {
+	var checks []report.Check
+	add := func(c report.Check) {
 		checks = append(checks, c)
-		lv := map[string]func(string, ...any){Pass: lg.Info, Warn: lg.Warn, Fail: lg.Error, Skip: lg.Info}[c.Status]
+		lv := map[string]func(string, ...any){report.Pass: lg.Info, report.Warn: lg.Warn, report.Fail: lg.Error, report.Skip: lg.Info}[c.Status]
 		lv("check "+c.Name, "status", c.Status, "reason", c.Reason)
 	}
 	api := r.checkAPI(ctx)
 	add(api)
-	if api.Status == Fail {
+	if api.Status == report.Fail {
 		for _, n := range []string{"credentials", "permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates"} {
-			add(Check{Name: n, Status: Skip, Reason: "the API server is not reachable"})
+			add(report.Check{Name: n, Status: report.Skip, Reason: "the API server is not reachable"})
 		}
 		return checks
 	}
 	creds := r.checkCredentials(ctx)
 	add(creds)
-	if creds.Status == Fail {
+	if creds.Status == report.Fail {
 		for _, n := range []string{"permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates"} {
-			add(Check{Name: n, Status: Skip, Reason: "the credentials were not accepted"})
+			add(report.Check{Name: n, Status: report.Skip, Reason: "the credentials were not accepted"})
 		}
 		return checks
 	}
@@ -129,8 +100,8 @@ func (r *run) preflight(ctx context.Context) []Check {
 	wfc := r.checkArgoWorkflows(ctx)
 	add(wfc)
 	add(r.checkToken(ctx))
-	if wfc.Status == Fail && wfc.Code == exitcode.Invalid {
-		add(Check{Name: "templates", Status: Skip, Reason: "Argo Workflows' CRDs are missing"})
+	if wfc.Status == report.Fail && wfc.Code == exitcode.Invalid {
+		add(report.Check{Name: "templates", Status: report.Skip, Reason: "Argo Workflows' CRDs are missing"})
 	} else {
 		add(r.checkTemplates(ctx))
 	}
@@ -143,10 +114,10 @@ func (r *run) preflight(ctx context.Context) []Check {
 // preflightCode is the exit code of a failed preflight: 3 when any failure
 // is missing configuration or primitives (fix the setup), else 1; 0 when
 // nothing failed.
-func preflightCode(checks []Check) int {
+func preflightCode(checks []report.Check) int {
 	code := exitcode.OK
 	for _, c := range checks {
-		if c.Status != Fail {
+		if c.Status != report.Fail {
 			continue
 		}
 		if c.Code == exitcode.Invalid {
@@ -157,42 +128,42 @@ func preflightCode(checks []Check) int {
 	return code
 }
 
-func (r *run) checkAPI(ctx context.Context) Check {
-	c := Check{Name: "api"}
+func (r *run) checkAPI(ctx context.Context) report.Check {
+	c := report.Check{Name: "api"}
 	v, err := r.cl.Kube.Discovery().ServerVersion()
 	switch {
 	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
 		// It answered: reachable. The credentials check says the rest.
-		c.Status, c.Reason = Pass, "the API server answered ("+reasonOf(err)+")"
+		c.Status, c.Reason = report.Pass, "the API server answered ("+reasonOf(err)+")"
 	case err != nil:
-		c.Status, c.Reason, c.Code = Fail, "not reachable: "+err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "not reachable: "+err.Error(), exitcode.Failure
 	default:
 		r.inventory.ServerVersion = v.GitVersion
-		c.Status, c.Reason = Pass, "Kubernetes "+v.GitVersion
+		c.Status, c.Reason = report.Pass, "Kubernetes "+v.GitVersion
 	}
 	return c
 }
 
-func (r *run) checkCredentials(ctx context.Context) Check {
-	c := Check{Name: "credentials"}
+func (r *run) checkCredentials(ctx context.Context) report.Check {
+	c := report.Check{Name: "credentials"}
 	res, err := r.cl.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsUnauthorized(err):
-		c.Status, c.Reason, c.Code = Fail, "the API server rejected the kubeconfig's credentials (401)", exitcode.Invalid
+		c.Status, c.Reason, c.Code = report.Fail, "the API server rejected the kubeconfig's credentials (401)", exitcode.Invalid
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
-		c.Status, c.Reason = Pass, "accepted (identity not available: "+reasonOf(err)+")"
+		c.Status, c.Reason = report.Pass, "accepted (identity not available: "+reasonOf(err)+")"
 	case err != nil:
-		c.Status, c.Reason, c.Code = Fail, err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, err.Error(), exitcode.Failure
 	default:
 		u := res.Status.UserInfo
 		r.inventory.User = u.Username
-		c.Status, c.Reason = Pass, fmt.Sprintf("authenticated as %s (groups %s)", u.Username, strings.Join(u.Groups, ", "))
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("authenticated as %s (groups %s)", u.Username, strings.Join(u.Groups, ", "))
 	}
 	return c
 }
 
-func (r *run) checkPermissions(ctx context.Context) Check {
-	c := Check{Name: "permissions"}
+func (r *run) checkPermissions(ctx context.Context) report.Check {
+	c := report.Check{Name: "permissions"}
 	var denied []string
 	asked := 0
 	for _, p := range r.permissions() {
@@ -202,7 +173,7 @@ func (r *run) checkPermissions(ctx context.Context) Check {
 			res, err := r.cl.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
 				&authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
 			if err != nil {
-				c.Status, c.Reason, c.Code = Fail, "SelfSubjectAccessReview: "+err.Error(), exitcode.Failure
+				c.Status, c.Reason, c.Code = report.Fail, "SelfSubjectAccessReview: "+err.Error(), exitcode.Failure
 				return c
 			}
 			if !res.Status.Allowed {
@@ -211,7 +182,7 @@ func (r *run) checkPermissions(ctx context.Context) Check {
 		}
 	}
 	if len(denied) > 0 {
-		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = fmt.Sprintf("%d of %d denied: %s", len(denied), asked, strings.Join(denied, "; "))
 		return c
 	}
@@ -219,7 +190,7 @@ func (r *run) checkPermissions(ctx context.Context) Check {
 	if what == ActionPreflight {
 		what = ActionDeploy // preflight checks for deploy
 	}
-	c.Status, c.Reason = Pass, fmt.Sprintf("all %d verbs %s needs are allowed", asked, what)
+	c.Status, c.Reason = report.Pass, fmt.Sprintf("all %d verbs %s needs are allowed", asked, what)
 	return c
 }
 
@@ -234,11 +205,11 @@ func describePermission(verb string, p permission) string {
 	return fmt.Sprintf("%s %s in %s", verb, res, p.namespace)
 }
 
-func (r *run) checkNodes(ctx context.Context) Check {
-	c := Check{Name: "nodes"}
+func (r *run) checkNodes(ctx context.Context) report.Check {
+	c := report.Check{Name: "nodes"}
 	nodes, err := r.cl.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		c.Status, c.Reason, c.Code = Fail, "listing nodes: "+err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "listing nodes: "+err.Error(), exitcode.Failure
 		return c
 	}
 	inv := &r.inventory
@@ -262,11 +233,11 @@ func (r *run) checkNodes(ctx context.Context) Check {
 	inv.CPU, inv.Memory = cpu.String(), mem.String()
 	switch {
 	case inv.ReadyNodes == 0:
-		c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("no Ready node (%d nodes)", inv.Nodes), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, fmt.Sprintf("no Ready node (%d nodes)", inv.Nodes), exitcode.Failure
 	case inv.ReadyNodes < 3:
-		c.Status, c.Reason = Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (RFC 3.2.4: warning only)", inv.ReadyNodes, inv.Nodes)
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (RFC 3.2.4: warning only)", inv.ReadyNodes, inv.Nodes)
 	default:
-		c.Status, c.Reason = Pass, fmt.Sprintf("%d of %d nodes Ready", inv.ReadyNodes, inv.Nodes)
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("%d of %d nodes Ready", inv.ReadyNodes, inv.Nodes)
 	}
 	return c
 }
@@ -274,28 +245,28 @@ func (r *run) checkNodes(ctx context.Context) Check {
 // checkDNS wants CoreDNS (or kube-dns) pods running; a cluster DNS served
 // from outside pods (host process, managed service) shows as the kube-dns
 // Service with ready endpoints: a warning, since the pods cannot be seen.
-func (r *run) checkDNS(ctx context.Context) Check {
-	c := Check{Name: "dns"}
+func (r *run) checkDNS(ctx context.Context) report.Check {
+	c := report.Check{Name: "dns"}
 	pods, err := r.cl.Kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
 	if err != nil {
-		c.Status, c.Reason, c.Code = Fail, "listing DNS pods: "+err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "listing DNS pods: "+err.Error(), exitcode.Failure
 		return c
 	}
 	if ready, total := readyPods(pods.Items); ready > 0 {
-		c.Status, c.Reason = Pass, fmt.Sprintf("%d/%d cluster DNS pods (k8s-app=kube-dns) Running and Ready", ready, total)
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("%d/%d cluster DNS pods (k8s-app=kube-dns) Running and Ready", ready, total)
 		return c
 	} else if total > 0 {
-		c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("0/%d cluster DNS pods (k8s-app=kube-dns) Ready", total), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, fmt.Sprintf("0/%d cluster DNS pods (k8s-app=kube-dns) Ready", total), exitcode.Failure
 		return c
 	}
 	n, err := r.readyEndpoints(ctx, "kube-system", "kube-dns")
 	switch {
 	case err != nil:
-		c.Status, c.Reason, c.Code = Fail, "no CoreDNS pods (k8s-app=kube-dns in kube-system) and no kube-dns Service: "+err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "no CoreDNS pods (k8s-app=kube-dns in kube-system) and no kube-dns Service: "+err.Error(), exitcode.Failure
 	case n == 0:
-		c.Status, c.Reason, c.Code = Fail, "no CoreDNS pods, and the kube-dns Service has no ready endpoint", exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "no CoreDNS pods, and the kube-dns Service has no ready endpoint", exitcode.Failure
 	default:
-		c.Status, c.Reason = Warn, fmt.Sprintf("no CoreDNS pods, but the kube-dns Service has %d ready endpoint(s): DNS served outside pods (host process or external)", n)
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("no CoreDNS pods, but the kube-dns Service has %d ready endpoint(s): DNS served outside pods (host process or external)", n)
 	}
 	return c
 }
@@ -307,11 +278,11 @@ var argoCDComponents = []string{"argocd-server", "argocd-repo-server", "argocd-a
 // pods Ready. Without pods (host-process install, or outside the cluster)
 // the CRD and the argocd-server Service's endpoints are the evidence left:
 // a warning.
-func (r *run) checkArgoCD(ctx context.Context) Check {
-	c := Check{Name: "argo-cd"}
+func (r *run) checkArgoCD(ctx context.Context) report.Check {
+	c := report.Check{Name: "argo-cd"}
 	ns := r.cfg.DAG.Platform.Spec.ArgoCD.Namespace
 	if missing, err := r.missingResources("argoproj.io/v1alpha1", "applications"); err != nil || len(missing) > 0 {
-		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = "Argo CD is not installed: no applications.argoproj.io API" + suffix(err)
 		return c
 	}
@@ -320,7 +291,7 @@ func (r *run) checkArgoCD(ctx context.Context) Check {
 	for _, comp := range argoCDComponents {
 		pods, err := r.cl.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + comp})
 		if err != nil {
-			c.Status, c.Reason, c.Code = Fail, "listing Argo CD pods: "+err.Error(), exitcode.Failure
+			c.Status, c.Reason, c.Code = report.Fail, "listing Argo CD pods: "+err.Error(), exitcode.Failure
 			return c
 		}
 		running = append(running, pods.Items...)
@@ -336,18 +307,18 @@ func (r *run) checkArgoCD(ctx context.Context) Check {
 	}
 	switch {
 	case len(notReady) > 0:
-		c.Status, c.Code = Fail, exitcode.Failure
+		c.Status, c.Code = report.Fail, exitcode.Failure
 		c.Reason = "in " + ns + ": " + strings.Join(notReady, ", ")
 	case len(noPods) == 0:
-		c.Status, c.Reason = Pass, "in "+ns+": "+strings.Join(ok, ", ")+" Ready"
-		c.noteSupport("Argo CD", imageVersion(running, "argocd"))
+		c.Status, c.Reason = report.Pass, "in "+ns+": "+strings.Join(ok, ", ")+" Ready"
+		noteSupport(&c, "Argo CD", imageVersion(running, "argocd"))
 	default:
 		n, err := r.readyEndpoints(ctx, ns, "argocd-server")
 		ev := "the argocd-server Service has no ready endpoint" + suffix(err)
 		if err == nil && n > 0 {
 			ev = fmt.Sprintf("the argocd-server Service has %d ready endpoint(s)", n)
 		}
-		c.Status = Warn
+		c.Status = report.Warn
 		c.Reason = fmt.Sprintf("no pods labelled app.kubernetes.io/name=%s in %s (host-process or external install?); the Application CRD is present and %s",
 			strings.Join(noPods, "|"), ns, ev)
 	}
@@ -361,31 +332,31 @@ var workflowCRDs = []string{"workflows", "workflowtemplates", "clusterworkflowte
 // is found by the labels of the upstream manifests and of the Helm chart;
 // without pods its ConfigMap is the evidence left of a host-process or
 // external controller: a warning.
-func (r *run) checkArgoWorkflows(ctx context.Context) Check {
-	c := Check{Name: "argo-workflows"}
+func (r *run) checkArgoWorkflows(ctx context.Context) report.Check {
+	c := report.Check{Name: "argo-workflows"}
 	missing, err := r.missingResources("argoproj.io/v1alpha1", workflowCRDs...)
 	if err != nil || len(missing) > 0 {
-		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = "Argo Workflows is not installed: missing " + strings.Join(missing, ", ") + " (argoproj.io/v1alpha1)" + suffix(err)
 		return c
 	}
 	for _, sel := range []string{"app.kubernetes.io/component=workflow-controller", "app=workflow-controller"} {
 		pods, err := r.cl.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
-			c.Status, c.Reason = Warn, "CRDs present; cannot look for the controller's pods: "+reasonOf(err)
+			c.Status, c.Reason = report.Warn, "CRDs present; cannot look for the controller's pods: "+reasonOf(err)
 			return c
 		}
 		if ready, total := readyPods(pods.Items); total > 0 {
 			if ready == 0 {
-				c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("workflow-controller 0/%d Ready (%s)", total, sel), exitcode.Failure
+				c.Status, c.Reason, c.Code = report.Fail, fmt.Sprintf("workflow-controller 0/%d Ready (%s)", total, sel), exitcode.Failure
 			} else {
-				c.Status, c.Reason = Pass, fmt.Sprintf("CRDs present; workflow-controller %d/%d Ready in %s", ready, total, pods.Items[0].Namespace)
-				c.noteSupport("Argo Workflows", imageVersion(pods.Items, "workflow-controller"))
+				c.Status, c.Reason = report.Pass, fmt.Sprintf("CRDs present; workflow-controller %d/%d Ready in %s", ready, total, pods.Items[0].Namespace)
+				noteSupport(&c, "Argo Workflows", imageVersion(pods.Items, "workflow-controller"))
 			}
 			return c
 		}
 	}
-	c.Status = Warn
+	c.Status = report.Warn
 	c.Reason = "CRDs present; no workflow-controller pods (host-process or external controller?)"
 	if cms, err := r.cl.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=workflow-controller-configmap"}); err == nil && len(cms.Items) > 0 {
 		c.Reason += "; its workflow-controller-configmap is in " + cms.Items[0].Namespace
@@ -395,45 +366,45 @@ func (r *run) checkArgoWorkflows(ctx context.Context) Check {
 
 // checkToken wants the Argo CD token Secret the step pods mount, looked up
 // as metadata only: its content never enters this process.
-func (r *run) checkToken(ctx context.Context) Check {
-	c := Check{Name: "argocd-token"}
+func (r *run) checkToken(ctx context.Context) report.Check {
+	c := report.Check{Name: "argocd-token"}
 	p := r.cfg.DAG.Platform
 	ref := p.Spec.ArgoCD.TokenSecret
 	ns := p.Spec.Workflow.Namespace
 	if _, ok := r.cfg.secrets[SecretArgoCDToken]; ok {
-		c.Status, c.Reason = Pass, fmt.Sprintf("will be applied as Secret %s/%s from the secrets directory", ns, ref.Name)
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("will be applied as Secret %s/%s from the secrets directory", ns, ref.Name)
 		return c
 	}
 	_, err := r.cl.Metadata.Resource(gvrSecret).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = fmt.Sprintf("Secret %s/%s (the Argo CD API token the workflow pods mount) does not exist: create it, or mount the token as %s/%s",
 			ns, ref.Name, r.cfg.SecretsDir, SecretArgoCDToken)
 	case err != nil:
-		c.Status, c.Reason = Warn, fmt.Sprintf("cannot check Secret %s/%s: %s", ns, ref.Name, reasonOf(err))
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("cannot check Secret %s/%s: %s", ns, ref.Name, reasonOf(err))
 	default:
-		c.Status, c.Reason = Pass, fmt.Sprintf("Secret %s/%s present", ns, ref.Name)
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("Secret %s/%s present", ns, ref.Name)
 	}
 	return c
 }
 
 // checkTemplates dry-runs the apply of everything deploy would apply:
 // present and up to date, or applicable (admission and validation pass).
-func (r *run) checkTemplates(ctx context.Context) Check {
-	c := Check{Name: "templates"}
+func (r *run) checkTemplates(ctx context.Context) report.Check {
+	c := report.Check{Name: "templates"}
 	res, err := applyAll(ctx, r.cl.Dynamic, r.objects, true)
 	if err != nil {
-		c.Status, c.Reason, c.Code = Fail, "not applicable: "+err.Error(), exitcode.Invalid
+		c.Status, c.Reason, c.Code = report.Fail, "not applicable: "+err.Error(), exitcode.Invalid
 		return c
 	}
-	n := countResults(res)
-	if n[Unchanged] == len(res) {
-		c.Status, c.Reason = Pass, fmt.Sprintf("all %d objects present and up to date", len(res))
+	n := report.CountResults(res)
+	if n[report.Unchanged] == len(res) {
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("all %d objects present and up to date", len(res))
 		return c
 	}
-	c.Status = Pass
-	c.Reason = fmt.Sprintf("applicable (server-side dry-run): %d to create, %d to update, %d up to date", n[WouldCreate], n[WouldConfigure], n[Unchanged])
+	c.Status = report.Pass
+	c.Reason = fmt.Sprintf("applicable (server-side dry-run): %d to create, %d to update, %d up to date", n[report.WouldCreate], n[report.WouldConfigure], n[report.Unchanged])
 	return c
 }
 
@@ -523,12 +494,12 @@ func sinceSeconds(t time.Time) float64 {
 // applies them (rbac/argocd-cm.yaml) before it submits, so here their
 // absence is a warning; a run submitted by hand without them is refused by
 // its first node.
-func (r *run) checkHealthCustomizations(ctx context.Context) Check {
-	c := Check{Name: "health-customizations"}
+func (r *run) checkHealthCustomizations(ctx context.Context) report.Check {
+	c := report.Check{Name: "health-customizations"}
 	p := r.cfg.DAG.Platform
 	cs, err := health.Customizations(p)
 	if err != nil {
-		c.Status, c.Reason, c.Code = Fail, err.Error(), exitcode.Invalid
+		c.Status, c.Reason, c.Code = report.Fail, err.Error(), exitcode.Invalid
 		return c
 	}
 	ns := p.Spec.ArgoCD.Namespace
@@ -537,7 +508,7 @@ func (r *run) checkHealthCustomizations(ctx context.Context) Check {
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		c.Status, c.Reason = Warn, fmt.Sprintf("cannot read ConfigMap %s/argocd-cm: %s", ns, reasonOf(err))
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("cannot read ConfigMap %s/argocd-cm: %s", ns, reasonOf(err))
 		return c
 	default:
 		live = cm.Data
@@ -553,7 +524,7 @@ func (r *run) checkHealthCustomizations(ctx context.Context) Check {
 		}
 	}
 	if len(missing)+len(differ) == 0 {
-		c.Status, c.Reason = Pass, fmt.Sprintf("argocd-cm has the %d health customizations the platform relies on, as generated", len(cs))
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("argocd-cm has the %d health customizations the platform relies on, as generated", len(cs))
 		return c
 	}
 	var what []string
@@ -563,7 +534,7 @@ func (r *run) checkHealthCustomizations(ctx context.Context) Check {
 	if len(differ) > 0 {
 		what = append(what, "not the generated script: "+strings.Join(differ, ", "))
 	}
-	c.Status = Warn
+	c.Status = report.Warn
 	c.Reason = fmt.Sprintf("argocd-cm in %s: %s; ", ns, strings.Join(what, "; "))
 	if r.cfg.Action == ActionDeploy && !r.cfg.DryRun {
 		c.Reason += "deploy applies them (rbac/argocd-cm.yaml) before it submits"

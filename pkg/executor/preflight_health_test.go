@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/health"
 	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // The preflight's health-customizations check reads the argocd-cm Argo CD
@@ -26,7 +27,7 @@ func TestPreflightHealthCustomizations(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := c.DAG.Platform.Spec.ArgoCD.Namespace
-	check := func(data map[string]string) Check {
+	check := func(data map[string]string) report.Check {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns}, Data: data}
 		r := &run{cfg: c, cl: &kube.Clients{Kube: fake.NewClientset(cm)}}
 		return r.checkHealthCustomizations(context.Background())
@@ -35,7 +36,7 @@ func TestPreflightHealthCustomizations(t *testing.T) {
 	for k, v := range want {
 		all[k] = v + "\n" // trailing white space is not a difference
 	}
-	if got := check(all); got.Status != Pass {
+	if got := check(all); got.Status != report.Pass {
 		t.Errorf("all present: %+v", got)
 	}
 	const app = "resource.customizations.health.argoproj.io_Application"
@@ -46,11 +47,11 @@ func TestPreflightHealthCustomizations(t *testing.T) {
 	delete(edited, "resource.customizations.health.ceph.rook.io_CephCluster")
 	edited[app] = "hs = {status = \"Healthy\"}\nreturn hs"
 	got := check(edited)
-	if got.Status != Warn || !strings.Contains(got.Reason, "missing resource.customizations.health.ceph.rook.io_CephCluster") ||
+	if got.Status != report.Warn || !strings.Contains(got.Reason, "missing resource.customizations.health.ceph.rook.io_CephCluster") ||
 		!strings.Contains(got.Reason, "not the generated script: "+app) || !strings.Contains(got.Reason, "deploy applies them") {
 		t.Errorf("one missing, one edited: %+v", got)
 	}
-	if got := check(nil); got.Status != Warn || !strings.Contains(got.Reason, app) {
+	if got := check(nil); got.Status != report.Warn || !strings.Contains(got.Reason, app) {
 		t.Errorf("none: %+v", got)
 	}
 }

@@ -3,20 +3,15 @@ package executor
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/deployctl/deployctl/pkg/exitcode"
-	"github.com/deployctl/deployctl/pkg/stepresult"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 func parseMetrics(t *testing.T, text []byte) map[string]*dto.MetricFamily {
@@ -37,7 +32,7 @@ func TestMetricsExposition(t *testing.T) {
 	m.Error(PhaseFollow)
 	m.Error(PhaseFollow)
 	m.Error("custom")
-	m.Finish(StatusFailed)
+	m.Finish(report.StatusFailed)
 	text := m.Render()
 	fams := parseMetrics(t, text)
 	for name, typ := range map[string]dto.MetricType{
@@ -77,8 +72,8 @@ func TestMetricsExposition(t *testing.T) {
 	if v, _ := value("executor_action_status", map[string]string{"status": "Succeeded"}); v != 0 {
 		t.Errorf("status Succeeded = %v", v)
 	}
-	if n := len(fams["executor_action_status"].GetMetric()); n != len(Statuses) {
-		t.Errorf("%d status series, want %d", n, len(Statuses))
+	if n := len(fams["executor_action_status"].GetMetric()); n != len(report.Statuses) {
+		t.Errorf("%d status series, want %d", n, len(report.Statuses))
 	}
 	if v, _ := value("executor_component_health", map[string]string{"component": "catalog", "health": "Degraded", "stack": "apps"}); v != 1 {
 		t.Error("catalog Degraded must be 1")
@@ -134,71 +129,6 @@ func TestMetricsServer(t *testing.T) {
 	}
 }
 
-func sampleReport() *Report {
-	r := newReport(nil, ActionDeploy)
-	r.Platform, r.Environment, r.Scope, r.SpecHash = "e2e", "staging", "platform", "abc"
-	r.Preflight = []Check{{Name: "api", Status: Pass, Reason: "Kubernetes v1.32.2"}, {Name: "nodes", Status: Warn, Reason: "1 of 1 nodes Ready; fewer than 3"}}
-	r.Applied = []Applied{{Kind: "WorkflowTemplate", Namespace: "argo", Name: "e2e-deploy", Result: Configured}, {Kind: "ClusterWorkflowTemplate", Name: "deployctl-validate", Result: Unchanged}}
-	r.Workflow = &WorkflowRun{Name: "e2e-deploy-x1", Namespace: "argo", Decision: DecideResume, Reason: "the last run failed", Phase: "Failed",
-		ResetNodes: []string{"catalog", "gateway"}, KeptNodes: []string{"db"}}
-	r.Components = []Component{
-		{Name: "db", Stack: "data", Status: CompKept, Health: "Healthy", Sync: "Synced", DurationSeconds: 12.5},
-		{Name: "catalog", Stack: "apps", Status: "Failed", Health: "Degraded", Sync: "Synced", Message: "catalog is Degraded",
-			StepResult: &stepresult.Result{Command: "sync-and-wait", ExitCode: 1, Health: "Degraded"}},
-		{Name: "gateway", Stack: "apps", Status: CompNotRun, Message: "not run: catalog failed"},
-	}
-	r.fail("catalog", PhaseFollow, "catalog is Degraded", "Argo CD health Degraded")
-	r.recommend("fix catalog, then run deploy again: it resumes from catalog")
-	r.Health = AggDegraded
-	r.finish(exitcode.Failure, StatusFailed, "e2e-deploy-x1 failed at catalog", map[string]int{"follow": 1})
-	return r
-}
-
-func TestReportJSONAndSummary(t *testing.T) {
-	r := sampleReport()
-	path := filepath.Join(t.TempDir(), "sub", "report.json")
-	if err := r.writeJSON(path); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back map[string]any
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"kind", "action", "status", "exitCode", "summary", "preflight", "applied", "workflow", "components", "failures", "metrics", "recommendations", "aggregateHealth"} {
-		if _, ok := back[k]; !ok {
-			t.Errorf("report lacks %s", k)
-		}
-	}
-	m := back["metrics"].(map[string]any)
-	if m["components"].(float64) != 3 || m["componentsByStatus"].(map[string]any)["NotRun"].(float64) != 1 {
-		t.Errorf("metrics %v", m)
-	}
-	var text bytes.Buffer
-	r.writeText(&text)
-	for _, want := range []string{
-		"deployctl deploy e2e (environment staging, scope platform): FAILED (exit 1)",
-		"preflight: 1 pass, 1 warn, 0 fail, 0 skipped",
-		"warn nodes",
-		"applied 2 objects: 1 configured, 1 unchanged",
-		"workflow argo/e2e-deploy-x1: resume (the last run failed), Failed",
-		"runs again: catalog, gateway",
-		"kept (not synced again): db",
-		"components (3), aggregate health Degraded:",
-		"catalog                      Failed     Degraded/Synced",
-		"gateway                      NotRun     -/-",
-		"catalog [follow]: catalog is Degraded",
-		"- fix catalog, then run deploy again: it resumes from catalog",
-	} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, text.String())
-		}
-	}
-}
-
 // The exit code of every outcome (the contract: 0 ok, 1 failure, 2
 // partial, 3 invalid, 4 timeout).
 func TestExitCodes(t *testing.T) {
@@ -207,45 +137,45 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("healthCode(%s) = %d, want %d", agg, got, want)
 		}
 	}
-	checks := func(cs ...Check) []Check { return cs }
+	checks := func(cs ...report.Check) []report.Check { return cs }
 	for name, tc := range map[string]struct {
-		checks []Check
+		checks []report.Check
 		want   int
 	}{
-		"all pass, warnings allowed": {checks(Check{Status: Pass}, Check{Status: Warn}), 0},
-		"cluster not ready":          {checks(Check{Status: Fail, Code: 1}, Check{Status: Pass}), 1},
-		"primitive missing wins":     {checks(Check{Status: Fail, Code: 1}, Check{Status: Fail, Code: 3}), 3},
-		"skips do not fail":          {checks(Check{Status: Skip}), 0},
+		"all pass, warnings allowed": {checks(report.Check{Status: report.Pass}, report.Check{Status: report.Warn}), 0},
+		"cluster not ready":          {checks(report.Check{Status: report.Fail, Code: 1}, report.Check{Status: report.Pass}), 1},
+		"primitive missing wins":     {checks(report.Check{Status: report.Fail, Code: 1}, report.Check{Status: report.Fail, Code: 3}), 3},
+		"skips do not fail":          {checks(report.Check{Status: report.Skip}), 0},
 	} {
 		if got := preflightCode(tc.checks); got != tc.want {
 			t.Errorf("preflight %s: %d, want %d", name, got, tc.want)
 		}
 	}
-	for code, want := range map[int]string{0: StatusSucceeded, 1: StatusFailed, 2: StatusPartial, 3: StatusInvalid, 4: StatusTimeout} {
-		if got := statusOf(code); got != want {
-			t.Errorf("statusOf(%d) = %s", code, got)
+	for code, want := range map[int]string{0: report.StatusSucceeded, 1: report.StatusFailed, 2: report.StatusPartial, 3: report.StatusInvalid, 4: report.StatusTimeout} {
+		if got := report.StatusOf(code); got != want {
+			t.Errorf("StatusOf(%d) = %s", code, got)
 		}
 	}
-	comps := func(statuses ...string) []Component {
-		var out []Component
+	comps := func(statuses ...string) []report.Component {
+		var out []report.Component
 		for _, s := range statuses {
-			out = append(out, Component{Status: s})
+			out = append(out, report.Component{Status: s})
 		}
 		return out
 	}
 	for name, tc := range map[string]struct {
 		phase wfv1.WorkflowPhase
-		comps []Component
+		comps []report.Component
 		left  int
 		want  int
 	}{
-		"clean":                        {wfv1.WorkflowSucceeded, comps(CompDeleted, CompNothingToDo), 0, 0},
-		"absent platform":              {wfv1.WorkflowSucceeded, comps(CompNothingToDo, CompNothingToDo), 0, 0},
-		"orphans":                      {wfv1.WorkflowFailed, comps(CompDeleted, CompOrphans, CompNotRun), 1, 2},
-		"an Application left":          {wfv1.WorkflowSucceeded, comps(CompDeleted), 1, 2},
-		"a node failed":                {wfv1.WorkflowFailed, comps(CompDeleted, "Failed", CompNotRun), 1, 1},
-		"orphans and a failure":        {wfv1.WorkflowFailed, comps(CompOrphans, "Error"), 0, 1},
-		"run failed, no node to blame": {wfv1.WorkflowError, comps(CompNotRun), 0, 1},
+		"clean":                        {wfv1.WorkflowSucceeded, comps(report.CompDeleted, report.CompNothingToDo), 0, 0},
+		"absent platform":              {wfv1.WorkflowSucceeded, comps(report.CompNothingToDo, report.CompNothingToDo), 0, 0},
+		"orphans":                      {wfv1.WorkflowFailed, comps(report.CompDeleted, report.CompOrphans, report.CompNotRun), 1, 2},
+		"an Application left":          {wfv1.WorkflowSucceeded, comps(report.CompDeleted), 1, 2},
+		"a node failed":                {wfv1.WorkflowFailed, comps(report.CompDeleted, "Failed", report.CompNotRun), 1, 1},
+		"orphans and a failure":        {wfv1.WorkflowFailed, comps(report.CompOrphans, "Error"), 0, 1},
+		"run failed, no node to blame": {wfv1.WorkflowError, comps(report.CompNotRun), 0, 1},
 	} {
 		if got := teardownCode(tc.phase, tc.comps, tc.left); got != tc.want {
 			t.Errorf("teardown %s: %d, want %d", name, got, tc.want)

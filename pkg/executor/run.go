@@ -18,11 +18,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/deployctl/deployctl/internal/atomicfile"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
+	"path/filepath"
 )
 
 // run is one action being executed.
@@ -32,9 +35,9 @@ type run struct {
 	log       *Log
 	out       io.Writer // the human output: transitions, summary
 	tty       bool
-	report    *Report
+	report    *report.Report
 	metrics   *Metrics
-	inventory Inventory
+	inventory report.Inventory
 	compiled  *compile.Output
 	objects   []object
 	started   time.Time
@@ -74,7 +77,7 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 			}
 		}
 		r.metrics.Error(PhaseConfig)
-		r.report.recommend("fix the configuration problems listed, then run %s again: nothing was done", o.Action)
+		r.report.Recommend("fix the configuration problems listed, then run %s again: nothing was done", o.Action)
 		return r.end(exitcode.Invalid, fmt.Sprintf("invalid configuration (%d problems): nothing was done, the cluster was not contacted", len(r.report.Configuration.Problems)), cfgErr)
 	}
 	lg := r.log.Phase(PhaseConfig)
@@ -84,13 +87,13 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 		lg.Info("environment override", "override", n)
 	}
 
-	r.report.phase(PhaseCompile)
+	r.report.Phase(PhaseCompile)
 	out, err := compile.Compile(cfg.DAG, cfg.Scope)
 	if err == nil {
 		r.compiled = out
 		r.objects, err = objectsToApply(cfg, out)
 	}
-	r.report.endPhase(PhaseCompile)
+	r.report.EndPhase(PhaseCompile)
 	if err != nil {
 		r.metrics.Error(PhaseCompile)
 		return r.end(exitcode.Invalid, "the spec does not compile: "+err.Error(), err)
@@ -145,17 +148,17 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 		r.metrics.Error(PhaseFollow)
 		summary = fmt.Sprintf("%s did not finish within its deadline of %s", o.Action, timeout)
 		if w := r.report.Workflow; w != nil && w.Name != "" {
-			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it (it is not started twice), or raise --timeout / TIMEOUT", w.Namespace, w.Name, o.Action)
+			r.report.Recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it (it is not started twice), or raise --timeout / TIMEOUT", w.Namespace, w.Name, o.Action)
 		} else {
-			r.report.recommend("raise --timeout / TIMEOUT (now %s), and check why the cluster answers slowly", timeout)
+			r.report.Recommend("raise --timeout / TIMEOUT (now %s), and check why the cluster answers slowly", timeout)
 		}
 		return r.end(exitcode.Timeout, summary, errors.New(summary))
 	case ctx.Err() != nil:
 		summary = fmt.Sprintf("%s interrupted", o.Action)
 		if w := r.report.Workflow; w != nil && w.Name != "" {
-			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it", w.Namespace, w.Name, o.Action)
+			r.report.Recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it", w.Namespace, w.Name, o.Action)
 		}
-		r.report.Status = StatusInterrupted
+		r.report.Status = report.StatusInterrupted
 		return r.end(exitcode.Failure, summary, errors.New(summary))
 	}
 	return r.end(code, summary, err)
@@ -164,24 +167,24 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 // end finishes the report and the metrics, writes both, prints the human
 // summary and returns the error carrying the exit code.
 func (r *run) end(code int, summary string, err error) error {
-	status := statusOf(code)
-	if r.report.Status == StatusInterrupted {
-		status = StatusInterrupted
+	status := report.StatusOf(code)
+	if r.report.Status == report.StatusInterrupted {
+		status = report.StatusInterrupted
 	}
 	if code == exitcode.OK && r.report.Workflow != nil && r.report.Workflow.Decision == DecideSkip {
-		status = StatusUpToDate
+		status = report.StatusUpToDate
 	}
 	r.metrics.Finish(status)
-	r.report.finish(code, status, summary, r.metrics.Errors())
+	r.report.Finish(code, status, summary, r.metrics.Errors())
 	r.cfg.redact.Walk(r.report)
 	lg := r.log.Phase(PhaseReport)
-	if werr := r.report.writeJSON(r.cfg.ReportFile); werr != nil {
+	if werr := r.report.WriteJSON(r.cfg.ReportFile); werr != nil {
 		lg.Error("cannot write the report", "file", r.cfg.ReportFile, "error", werr.Error())
 	}
 	if werr := writeFileAtomic(r.cfg.MetricsFile, r.metrics.Render(), "# HELP executor_action_duration_seconds "); werr != nil {
 		lg.Error("cannot write the metrics", "file", r.cfg.MetricsFile, "error", werr.Error())
 	}
-	r.report.writeText(r.out)
+	r.report.WriteText(r.out)
 	fmt.Fprintf(r.out, "  report: %s  metrics: %s\n", r.cfg.ReportFile, r.cfg.MetricsFile)
 	lvl := lg.Info
 	if code != exitcode.OK {
@@ -239,4 +242,13 @@ func defaultTimeout(action Action, out *compile.Output) time.Duration {
 		makespan += spec.DefaultTimeouts.Sync.Duration + spec.DefaultTimeouts.Health.Duration + stepDeadlineSlack
 	}
 	return makespan + timeoutSlack
+}
+
+// writeFileAtomic creates path's folder if needed, then writes atomically;
+// it replaces only a file that starts with mark (one it wrote).
+func writeFileAtomic(path string, data []byte, mark string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, mark)
 }

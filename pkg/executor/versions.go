@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/report"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -72,10 +73,10 @@ func support(product, version string) (ok bool, note string) {
 
 // noteSupport adds a passing check's version note; an untested version
 // turns it into a warning that leads with the note.
-func (c *Check) noteSupport(product, version string) {
+func noteSupport(c *report.Check, product, version string) {
 	if tested, note := support(product, version); tested {
 		c.Reason += "; " + note
 	} else {
-		c.Status, c.Reason = Warn, note+"; "+c.Reason
+		c.Status, c.Reason = report.Warn, note+"; "+c.Reason
 	}
 }
