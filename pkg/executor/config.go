@@ -3,7 +3,6 @@ package executor
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 	"github.com/deployctl/deployctl/internal/redact"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor/internal/metrics"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
@@ -155,7 +155,7 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	c.ReportFile, c.MetricsFile = reportPaths(val["report"], val["metrics-file"], getenv)
 	c.MetricsAddr = val["metrics-addr"]
 	if c.MetricsAddr != "" {
-		addr, err := metricsAddr(c.MetricsAddr)
+		addr, err := metrics.Addr(c.MetricsAddr)
 		if err != nil {
 			bad("metrics-addr", "%q: %v", c.MetricsAddr, err)
 		}
@@ -369,23 +369,4 @@ func reportPaths(report, metrics string, getenv func(string) (string, bool)) (st
 		metrics = filepath.Join(filepath.Dir(report), "deployctl-metrics.prom")
 	}
 	return report, metrics
-}
-
-// metricsAddr defaults the host to loopback: metrics are served to the
-// world only when asked explicitly (0.0.0.0:PORT).
-func metricsAddr(s string) (string, error) {
-	if !strings.Contains(s, ":") {
-		s = ":" + s
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return "", err
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("bad port %q", port)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/deployctl/deployctl/internal/atomicfile"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor/internal/metrics"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
@@ -36,7 +37,7 @@ type run struct {
 	out       io.Writer // the human output: transitions, summary
 	tty       bool
 	report    *report.Report
-	metrics   *Metrics
+	metrics   *metrics.Metrics
 	inventory report.Inventory
 	compiled  *compile.Output
 	objects   []object
@@ -66,8 +67,7 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 		started: started,
 		poll:    2 * time.Second,
 	}
-	r.metrics = NewMetrics(o.Action, r.report.Platform, cfg.Environment)
-	r.metrics.secrets = cfg.redact
+	r.metrics = metrics.New(string(o.Action), r.report.Platform, cfg.Environment, errorPhases, cfg.redact)
 	if cfgErr != nil {
 		var inv *Invalid
 		if errors.As(cfgErr, &inv) {

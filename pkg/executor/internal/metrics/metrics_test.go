@@ -1,4 +1,4 @@
-package executor
+package metrics
 
 import (
 	"bytes"
@@ -7,12 +7,18 @@ import (
 	"net/http"
 	"testing"
 
-	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/report"
 )
+
+// phases are the executor's error phases (executor/log.go).
+var phases = []string{"config", "preflight", "compile", "apply", "submit", "follow", "validate", "verify"}
+
+// argoToken is a known credential.
+const argoToken = "argocd-api-token-51c8e0d2a9"
 
 func parseMetrics(t *testing.T, text []byte) map[string]*dto.MetricFamily {
 	t.Helper()
@@ -25,12 +31,12 @@ func parseMetrics(t *testing.T, text []byte) map[string]*dto.MetricFamily {
 }
 
 func TestMetricsExposition(t *testing.T) {
-	m := NewMetrics(ActionDeploy, "e2e", `stag"ing\`+"\n")
+	m := New("deploy", "e2e", `stag"ing\`+"\n", phases, nil)
 	m.SetHealth("db", "data", "Healthy")
 	m.SetHealth("catalog", "apps", "Degraded")
 	m.SetHealth("gone", "apps", "Absent")
-	m.Error(PhaseFollow)
-	m.Error(PhaseFollow)
+	m.Error("follow")
+	m.Error("follow")
 	m.Error("custom")
 	m.Finish(report.StatusFailed)
 	text := m.Render()
@@ -99,7 +105,7 @@ func TestMetricsExposition(t *testing.T) {
 }
 
 func TestMetricsServer(t *testing.T) {
-	m := NewMetrics(ActionValidate, "e2e", "staging")
+	m := New("validate", "e2e", "staging", phases, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	addr, done, err := m.Serve(ctx, "127.0.0.1:0")
 	if err != nil {
@@ -121,64 +127,30 @@ func TestMetricsServer(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("server: %v", err)
 	}
-	if a, err := metricsAddr("9100"); err != nil || a != "127.0.0.1:9100" {
+	if a, err := Addr("9100"); err != nil || a != "127.0.0.1:9100" {
 		t.Errorf("a bare port binds loopback: %q %v", a, err)
 	}
-	if a, err := metricsAddr("0.0.0.0:9100"); err != nil || a != "0.0.0.0:9100" {
+	if a, err := Addr("0.0.0.0:9100"); err != nil || a != "0.0.0.0:9100" {
 		t.Errorf("an explicit host is kept: %q %v", a, err)
 	}
 }
 
-// The exit code of every outcome (the contract: 0 ok, 1 failure, 2
-// partial, 3 invalid, 4 timeout).
-func TestExitCodes(t *testing.T) {
-	for agg, want := range map[string]int{AggHealthy: 0, AggProgressing: 2, AggDegraded: 2, AggFailed: 1} {
-		if got := healthCode(agg); got != want {
-			t.Errorf("healthCode(%s) = %d, want %d", agg, got, want)
+// Issue 11, secrets in output: metrics label values are masked too (a
+// value with a URL password, a known credential used as a name), and the
+// exposition still parses.
+func TestMetricsLabelsMasked(t *testing.T) {
+	secrets := &redact.Set{}
+	secrets.Add(argoToken)
+	m := New("deploy", "minimal", "https://u:pw-1234567@git.example.com/", phases, secrets)
+	m.SetHealth(argoToken, "base", "Healthy")
+	text := m.Render()
+	parseMetrics(t, text)
+	for _, leak := range []string{"pw-1234567", argoToken} {
+		if bytes.Contains(text, []byte(leak)) {
+			t.Errorf("metrics hold %q:\n%s", leak, text)
 		}
 	}
-	checks := func(cs ...report.Check) []report.Check { return cs }
-	for name, tc := range map[string]struct {
-		checks []report.Check
-		want   int
-	}{
-		"all pass, warnings allowed": {checks(report.Check{Status: report.Pass}, report.Check{Status: report.Warn}), 0},
-		"cluster not ready":          {checks(report.Check{Status: report.Fail, Code: 1}, report.Check{Status: report.Pass}), 1},
-		"primitive missing wins":     {checks(report.Check{Status: report.Fail, Code: 1}, report.Check{Status: report.Fail, Code: 3}), 3},
-		"skips do not fail":          {checks(report.Check{Status: report.Skip}), 0},
-	} {
-		if got := preflightCode(tc.checks); got != tc.want {
-			t.Errorf("preflight %s: %d, want %d", name, got, tc.want)
-		}
-	}
-	for code, want := range map[int]string{0: report.StatusSucceeded, 1: report.StatusFailed, 2: report.StatusPartial, 3: report.StatusInvalid, 4: report.StatusTimeout} {
-		if got := report.StatusOf(code); got != want {
-			t.Errorf("StatusOf(%d) = %s", code, got)
-		}
-	}
-	comps := func(statuses ...string) []report.Component {
-		var out []report.Component
-		for _, s := range statuses {
-			out = append(out, report.Component{Status: s})
-		}
-		return out
-	}
-	for name, tc := range map[string]struct {
-		phase wfv1.WorkflowPhase
-		comps []report.Component
-		left  int
-		want  int
-	}{
-		"clean":                        {wfv1.WorkflowSucceeded, comps(report.CompDeleted, report.CompNothingToDo), 0, 0},
-		"absent platform":              {wfv1.WorkflowSucceeded, comps(report.CompNothingToDo, report.CompNothingToDo), 0, 0},
-		"orphans":                      {wfv1.WorkflowFailed, comps(report.CompDeleted, report.CompOrphans, report.CompNotRun), 1, 2},
-		"an Application left":          {wfv1.WorkflowSucceeded, comps(report.CompDeleted), 1, 2},
-		"a node failed":                {wfv1.WorkflowFailed, comps(report.CompDeleted, "Failed", report.CompNotRun), 1, 1},
-		"orphans and a failure":        {wfv1.WorkflowFailed, comps(report.CompOrphans, "Error"), 0, 1},
-		"run failed, no node to blame": {wfv1.WorkflowError, comps(report.CompNotRun), 0, 1},
-	} {
-		if got := teardownCode(tc.phase, tc.comps, tc.left); got != tc.want {
-			t.Errorf("teardown %s: %d, want %d", name, got, tc.want)
-		}
+	if !bytes.Contains(text, []byte(`environment="https://REDACTED@git.example.com/"`)) {
+		t.Errorf("metrics:\n%s", text)
 	}
 }
