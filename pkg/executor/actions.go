@@ -14,6 +14,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/report"
@@ -73,7 +74,7 @@ func (r *run) applyPhase(ctx context.Context) (int, string, error) {
 	r.report.Phase(PhaseApply)
 	defer r.report.EndPhase(PhaseApply)
 	lg := r.log.Phase(PhaseApply)
-	applied, err := applyAll(ctx, r.cl.Dynamic, r.objects, r.cfg.DryRun)
+	applied, err := apply.All(ctx, r.cl.Dynamic, r.objects, r.cfg.DryRun)
 	r.report.Applied = applied
 	for _, a := range applied {
 		lg.Debug("applied", "object", report.ObjectName(a), "result", a.Result)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/health"
 	"github.com/deployctl/deployctl/pkg/report"
@@ -393,7 +394,7 @@ func (r *run) checkToken(ctx context.Context) report.Check {
 // present and up to date, or applicable (admission and validation pass).
 func (r *run) checkTemplates(ctx context.Context) report.Check {
 	c := report.Check{Name: "templates"}
-	res, err := applyAll(ctx, r.cl.Dynamic, r.objects, true)
+	res, err := apply.All(ctx, r.cl.Dynamic, r.objects, true)
 	if err != nil {
 		c.Status, c.Reason, c.Code = report.Fail, "not applicable: "+err.Error(), exitcode.Invalid
 		return c

@@ -21,6 +21,7 @@ import (
 	"github.com/deployctl/deployctl/internal/atomicfile"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/executor/internal/metrics"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/kube"
@@ -40,7 +41,7 @@ type run struct {
 	metrics   *metrics.Metrics
 	inventory report.Inventory
 	compiled  *compile.Output
-	objects   []object
+	objects   []apply.Object
 	started   time.Time
 	poll      time.Duration // how often a followed workflow is read
 }

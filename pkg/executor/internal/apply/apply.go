@@ -1,60 +1,73 @@
-package executor
+// Package apply is the executor's apply phase: server-side apply of the
+// objects deploy and teardown ensure before they run a workflow, and what
+// each apply did (created, configured, unchanged; "would" under dry run).
+package apply
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/deployctl/deployctl/pkg/report"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
-// FieldManager owns the fields deployctl applies (but see
-// PlatformFieldManager).
-const FieldManager = "deployctl"
+// Object is one manifest to apply.
+type Object struct {
+	GVR schema.GroupVersionResource
+	U   *unstructured.Unstructured
+	// Manager is the server-side apply field manager (required).
+	Manager string
+}
 
-// applyAll server-side applies objs in order, forcing conflicts (deployctl
+func (o Object) String() string {
+	if ns := o.U.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s %s/%s", o.U.GetKind(), ns, o.U.GetName())
+	}
+	return o.U.GetKind() + " " + o.U.GetName()
+}
+
+// All server-side applies objs in order, forcing conflicts (deployctl
 // is the authority for what it generates). It is idempotent: the API
 // server does not write an apply that changes nothing, so the object's
 // resourceVersion stays, and that is how "unchanged" is told apart. With
 // dryRun the server runs the whole apply (admission, validation, merge)
 // without persisting; the outcome then compares the would-be object with
 // the live one.
-func applyAll(ctx context.Context, dyn dynamic.Interface, objs []object, dryRun bool) ([]report.Applied, error) {
+func All(ctx context.Context, dyn dynamic.Interface, objs []Object, dryRun bool) ([]report.Applied, error) {
 	var out []report.Applied
 	for _, o := range objs {
 		res, err := applyOne(ctx, dyn, o, dryRun)
 		if err != nil {
 			return out, fmt.Errorf("applying %s: %w", o, err)
 		}
-		out = append(out, report.Applied{Kind: o.u.GetKind(), Namespace: o.u.GetNamespace(), Name: o.u.GetName(), Result: res})
+		out = append(out, report.Applied{Kind: o.U.GetKind(), Namespace: o.U.GetNamespace(), Name: o.U.GetName(), Result: res})
 	}
 	return out, nil
 }
 
-func applyOne(ctx context.Context, dyn dynamic.Interface, o object, dryRun bool) (string, error) {
-	var rc dynamic.ResourceInterface = dyn.Resource(o.gvr)
-	if ns := o.u.GetNamespace(); ns != "" {
-		rc = dyn.Resource(o.gvr).Namespace(ns)
+func applyOne(ctx context.Context, dyn dynamic.Interface, o Object, dryRun bool) (string, error) {
+	var rc dynamic.ResourceInterface = dyn.Resource(o.GVR)
+	if ns := o.U.GetNamespace(); ns != "" {
+		rc = dyn.Resource(o.GVR).Namespace(ns)
 	}
-	live, err := rc.Get(ctx, o.u.GetName(), metav1.GetOptions{})
+	live, err := rc.Get(ctx, o.U.GetName(), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
 		return "", err
 	}
-	opts := metav1.ApplyOptions{FieldManager: o.manager, Force: true}
-	if opts.FieldManager == "" {
-		opts.FieldManager = FieldManager
-	}
+	opts := metav1.ApplyOptions{FieldManager: o.Manager, Force: true}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	after, err := rc.Apply(ctx, o.u.GetName(), o.u, opts)
+	after, err := rc.Apply(ctx, o.U.GetName(), o.U, opts)
 	if err != nil {
 		return "", err
 	}
@@ -63,7 +76,7 @@ func applyOne(ctx context.Context, dyn dynamic.Interface, o object, dryRun bool)
 		return report.WouldCreate, nil
 	case live == nil:
 		return report.Created, nil
-	case dryRun && sameObject(live, after):
+	case dryRun && SameObject(live, after):
 		return report.Unchanged, nil
 	case dryRun:
 		return report.WouldConfigure, nil
@@ -73,9 +86,9 @@ func applyOne(ctx context.Context, dyn dynamic.Interface, o object, dryRun bool)
 	return report.Configured, nil
 }
 
-// sameObject compares two versions of an object, ignoring what a dry-run
+// SameObject compares two versions of an object, ignoring what a dry-run
 // apply may touch without changing anything (field manager bookkeeping).
-func sameObject(a, b *unstructured.Unstructured) bool {
+func SameObject(a, b *unstructured.Unstructured) bool {
 	strip := func(u *unstructured.Unstructured) map[string]any {
 		c := u.DeepCopy()
 		unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
@@ -84,5 +97,3 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 	}
 	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }
-
-// countResults counts applied objects by result.
