@@ -15,6 +15,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
+	"github.com/deployctl/deployctl/pkg/executor/internal/preflight"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/report"
@@ -24,10 +25,15 @@ import (
 // action before anything changes.
 func (r *run) runPreflight(ctx context.Context) (int, string) {
 	r.report.Phase(PhasePreflight)
-	checks := r.preflight(ctx)
+	_, hasToken := r.cfg.secrets[SecretArgoCDToken]
+	checks, inventory := preflight.Run(ctx, preflight.Input{
+		Action: r.cfg.Action, Platform: r.cfg.DAG.Platform, Clients: r.cl, DryRun: r.cfg.DryRun,
+		HasSecrets: len(r.cfg.secrets) > 0, HasToken: hasToken, SecretsDir: r.cfg.SecretsDir, TokenFile: SecretArgoCDToken,
+		Objects: r.objects, Log: r.log.Phase(PhasePreflight),
+	})
 	r.report.EndPhase(PhasePreflight)
-	r.report.Preflight, r.report.Inventory = checks, &r.inventory
-	code := preflightCode(checks)
+	r.report.Preflight, r.report.Inventory = checks, &inventory
+	code := preflight.Code(checks)
 	if code == exitcode.OK {
 		return code, ""
 	}

@@ -1,18 +1,10 @@
 package executor
 
 import (
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/deployctl/deployctl/pkg/kube"
-)
-
-// GroupVersionResources the executor reads or writes.
-var (
-	gvrCWT    = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "clusterworkflowtemplates"}
-	gvrWT     = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflowtemplates"}
-	gvrSecret = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
 
 // restConfig is the client configuration of the kubeconfig's current context.

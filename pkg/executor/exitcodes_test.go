@@ -5,6 +5,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
+	"github.com/deployctl/deployctl/pkg/executor/internal/preflight"
 	"github.com/deployctl/deployctl/pkg/report"
 )
 
@@ -26,7 +27,7 @@ func TestExitCodes(t *testing.T) {
 		"primitive missing wins":     {checks(report.Check{Status: report.Fail, Code: 1}, report.Check{Status: report.Fail, Code: 3}), 3},
 		"skips do not fail":          {checks(report.Check{Status: report.Skip}), 0},
 	} {
-		if got := preflightCode(tc.checks); got != tc.want {
+		if got := preflight.Code(tc.checks); got != tc.want {
 			t.Errorf("preflight %s: %d, want %d", name, got, tc.want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/manifest"
 )
 
@@ -33,11 +34,11 @@ func PlatformFieldManager(platform string) string { return FieldManager + "-" + 
 var resources = map[string]schema.GroupVersionResource{
 	"ServiceAccount":          {Version: "v1", Resource: "serviceaccounts"},
 	"ConfigMap":               {Version: "v1", Resource: "configmaps"},
-	"Secret":                  gvrSecret,
+	"Secret":                  kube.GVRSecret,
 	"Role":                    {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
 	"RoleBinding":             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-	"ClusterWorkflowTemplate": gvrCWT,
-	"WorkflowTemplate":        gvrWT,
+	"ClusterWorkflowTemplate": kube.GVRClusterWorkflowTemplate,
+	"WorkflowTemplate":        kube.GVRWorkflowTemplate,
 }
 
 // objectsToApply is everything deploy and teardown ensure before they run

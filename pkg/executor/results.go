@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"time"
+
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/stepresult"
@@ -25,4 +27,9 @@ func nodeSeconds(n *wfv1.NodeStatus) float64 {
 		return sinceSeconds(n.StartedAt.Time)
 	}
 	return n.FinishedAt.Sub(n.StartedAt.Time).Round(100 * 1e6).Seconds()
+}
+
+// sinceSeconds is a duration in seconds, rounded to milliseconds.
+func sinceSeconds(t time.Time) float64 {
+	return float64(time.Since(t).Round(time.Millisecond)) / float64(time.Second)
 }

@@ -32,18 +32,17 @@ import (
 
 // run is one action being executed.
 type run struct {
-	cfg       *Config
-	cl        *kube.Clients
-	log       *Log
-	out       io.Writer // the human output: transitions, summary
-	tty       bool
-	report    *report.Report
-	metrics   *metrics.Metrics
-	inventory report.Inventory
-	compiled  *compile.Output
-	objects   []apply.Object
-	started   time.Time
-	poll      time.Duration // how often a followed workflow is read
+	cfg      *Config
+	cl       *kube.Clients
+	log      *Log
+	out      io.Writer // the human output: transitions, summary
+	tty      bool
+	report   *report.Report
+	metrics  *metrics.Metrics
+	compiled *compile.Output
+	objects  []apply.Object
+	started  time.Time
+	poll     time.Duration // how often a followed workflow is read
 }
 
 // Run executes an action with the process environment.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	wfclientset "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -20,6 +21,14 @@ type Clients struct {
 	Metadata  metadata.Interface // object presence without reading content (Secrets)
 	Workflows wfclientset.Interface
 }
+
+// Resources the executor reads or writes besides Applications
+// (livestate.GVRApplication).
+var (
+	GVRClusterWorkflowTemplate = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "clusterworkflowtemplates"}
+	GVRWorkflowTemplate        = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflowtemplates"}
+	GVRSecret                  = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
 
 // RequestTimeout bounds every single API request; waiting is done by
 // polling or watching, never by one long request.

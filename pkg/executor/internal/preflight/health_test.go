@@ -1,4 +1,4 @@
-package executor
+package preflight
 
 import (
 	"context"
@@ -12,24 +12,25 @@ import (
 	"github.com/deployctl/deployctl/pkg/health"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // The preflight's health-customizations check reads the argocd-cm Argo CD
 // reads: all generated scripts present passes; a missing or edited one is
 // named (a warning: deploy applies them before it submits).
 func TestPreflightHealthCustomizations(t *testing.T) {
-	c, err := load(t, ActionDeploy, baseEnv(t))
+	p, err := spec.LoadFile("../../testdata/config/dag.yaml") // the executor's tests' platform
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := health.ConfigMapData(c.DAG.Platform)
+	want, err := health.ConfigMapData(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := c.DAG.Platform.Spec.ArgoCD.Namespace
+	ns := p.Spec.ArgoCD.Namespace
 	check := func(data map[string]string) report.Check {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns}, Data: data}
-		r := &run{cfg: c, cl: &kube.Clients{Kube: fake.NewClientset(cm)}}
+		r := &checker{Input: Input{Action: report.ActionDeploy, Platform: p, Clients: &kube.Clients{Kube: fake.NewClientset(cm)}}}
 		return r.checkHealthCustomizations(context.Background())
 	}
 	all := map[string]string{"admin.enabled": "true"}

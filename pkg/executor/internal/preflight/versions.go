@@ -1,4 +1,4 @@
-package executor
+package preflight
 
 import (
 	"fmt"

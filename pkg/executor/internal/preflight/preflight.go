@@ -1,11 +1,13 @@
-package executor
+// Package preflight is the executor's Phase 0: strictly read-only checks
+// of the cluster before an action changes anything, and the cluster
+// inventory they find.
+package preflight
 
 import (
 	"context"
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
@@ -17,8 +19,11 @@ import (
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/pkg/step"
+	"log/slog"
 )
 
 // Phase 0 preflight: strictly read-only. Every check reads, or asks the
@@ -35,11 +40,11 @@ type permission struct {
 
 // permissions lists what an action calls, per verb (RFC 3.2.4: "RBAC
 // check for required permissions").
-func (r *run) permissions() []permission {
-	p := r.cfg.DAG.Platform
+func (r *checker) permissions() []permission {
+	p := r.Platform
 	wf, cd := p.Spec.Workflow.Namespace, p.Spec.ArgoCD.Namespace
 	apps := permission{[]string{"get", "list"}, "argoproj.io", "applications", cd}
-	if r.cfg.Action == ActionValidate {
+	if r.Action == report.ActionValidate {
 		return []permission{apps}
 	}
 	apply := []string{"get", "create", "patch"}
@@ -53,11 +58,11 @@ func (r *run) permissions() []permission {
 		{apply, "", "configmaps", cd},
 		apps,
 	}
-	if r.cfg.Action != ActionTeardown {
+	if r.Action != report.ActionTeardown {
 		// resume deletes the pods of the nodes it resets, as `argo retry` does
 		ps = append(ps, permission{[]string{"delete"}, "", "pods", wf})
 	}
-	if len(r.cfg.secrets) > 0 {
+	if r.HasSecrets {
 		ps = append(ps, permission{apply, "", "secrets", wf})
 	} else {
 		ps = append(ps, permission{[]string{"get"}, "", "secrets", wf})
@@ -65,10 +70,36 @@ func (r *run) permissions() []permission {
 	return ps
 }
 
-// preflight runs every check, in order; a check that cannot be meaningful
-// after an earlier failure is skipped with the reason.
-func (r *run) preflight(ctx context.Context) []report.Check {
-	lg := r.log.Phase(PhasePreflight)
+// Input is what preflight reads besides the cluster.
+type Input struct {
+	Action   report.Action
+	Platform *spec.Platform
+	Clients  *kube.Clients
+	DryRun   bool
+	// HasSecrets: the secrets directory holds credentials to apply;
+	// HasToken: among them the Argo CD token, file TokenFile of SecretsDir.
+	HasSecrets, HasToken  bool
+	SecretsDir, TokenFile string
+	// Objects are what the action applies (checked by a dry-run apply).
+	Objects []apply.Object
+	Log     *slog.Logger
+}
+
+type checker struct {
+	Input
+	inventory report.Inventory
+}
+
+// Run runs every check, in order (a check that cannot be meaningful after
+// an earlier failure is skipped with the reason), and returns them with the
+// inventory of the cluster.
+func Run(ctx context.Context, in Input) ([]report.Check, report.Inventory) {
+	r := &checker{Input: in}
+	return r.run(ctx), r.inventory
+}
+
+func (r *checker) run(ctx context.Context) []report.Check {
+	lg := r.Log
 	var checks []report.Check
 	add := func(c report.Check) {
 		checks = append(checks, c)
@@ -95,7 +126,7 @@ func (r *run) preflight(ctx context.Context) []report.Check {
 	add(r.checkNodes(ctx))
 	add(r.checkDNS(ctx))
 	add(r.checkArgoCD(ctx))
-	if r.cfg.Action == ActionValidate {
+	if r.Action == report.ActionValidate {
 		return checks
 	}
 	wfc := r.checkArgoWorkflows(ctx)
@@ -106,16 +137,16 @@ func (r *run) preflight(ctx context.Context) []report.Check {
 	} else {
 		add(r.checkTemplates(ctx))
 	}
-	if r.cfg.Action == ActionDeploy || r.cfg.Action == ActionPreflight {
+	if r.Action == report.ActionDeploy || r.Action == report.ActionPreflight {
 		add(r.checkHealthCustomizations(ctx))
 	}
 	return checks
 }
 
-// preflightCode is the exit code of a failed preflight: 3 when any failure
+// Code is the exit code of a failed preflight: 3 when any failure
 // is missing configuration or primitives (fix the setup), else 1; 0 when
 // nothing failed.
-func preflightCode(checks []report.Check) int {
+func Code(checks []report.Check) int {
 	code := exitcode.OK
 	for _, c := range checks {
 		if c.Status != report.Fail {
@@ -129,9 +160,9 @@ func preflightCode(checks []report.Check) int {
 	return code
 }
 
-func (r *run) checkAPI(ctx context.Context) report.Check {
+func (r *checker) checkAPI(ctx context.Context) report.Check {
 	c := report.Check{Name: "api"}
-	v, err := r.cl.Kube.Discovery().ServerVersion()
+	v, err := r.Clients.Kube.Discovery().ServerVersion()
 	switch {
 	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
 		// It answered: reachable. The credentials check says the rest.
@@ -145,9 +176,9 @@ func (r *run) checkAPI(ctx context.Context) report.Check {
 	return c
 }
 
-func (r *run) checkCredentials(ctx context.Context) report.Check {
+func (r *checker) checkCredentials(ctx context.Context) report.Check {
 	c := report.Check{Name: "credentials"}
-	res, err := r.cl.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	res, err := r.Clients.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsUnauthorized(err):
 		c.Status, c.Reason, c.Code = report.Fail, "the API server rejected the kubeconfig's credentials (401)", exitcode.Invalid
@@ -163,7 +194,7 @@ func (r *run) checkCredentials(ctx context.Context) report.Check {
 	return c
 }
 
-func (r *run) checkPermissions(ctx context.Context) report.Check {
+func (r *checker) checkPermissions(ctx context.Context) report.Check {
 	c := report.Check{Name: "permissions"}
 	var denied []string
 	asked := 0
@@ -171,7 +202,7 @@ func (r *run) checkPermissions(ctx context.Context) report.Check {
 		for _, verb := range p.verbs {
 			asked++
 			ra := &authzv1.ResourceAttributes{Verb: verb, Group: p.group, Resource: p.resource, Namespace: p.namespace}
-			res, err := r.cl.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+			res, err := r.Clients.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
 				&authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
 			if err != nil {
 				c.Status, c.Reason, c.Code = report.Fail, "SelfSubjectAccessReview: "+err.Error(), exitcode.Failure
@@ -187,9 +218,9 @@ func (r *run) checkPermissions(ctx context.Context) report.Check {
 		c.Reason = fmt.Sprintf("%d of %d denied: %s", len(denied), asked, strings.Join(denied, "; "))
 		return c
 	}
-	what := r.cfg.Action
-	if what == ActionPreflight {
-		what = ActionDeploy // preflight checks for deploy
+	what := r.Action
+	if what == report.ActionPreflight {
+		what = report.ActionDeploy // preflight checks for deploy
 	}
 	c.Status, c.Reason = report.Pass, fmt.Sprintf("all %d verbs %s needs are allowed", asked, what)
 	return c
@@ -206,9 +237,9 @@ func describePermission(verb string, p permission) string {
 	return fmt.Sprintf("%s %s in %s", verb, res, p.namespace)
 }
 
-func (r *run) checkNodes(ctx context.Context) report.Check {
+func (r *checker) checkNodes(ctx context.Context) report.Check {
 	c := report.Check{Name: "nodes"}
-	nodes, err := r.cl.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := r.Clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		c.Status, c.Reason, c.Code = report.Fail, "listing nodes: "+err.Error(), exitcode.Failure
 		return c
@@ -246,9 +277,9 @@ func (r *run) checkNodes(ctx context.Context) report.Check {
 // checkDNS wants CoreDNS (or kube-dns) pods running; a cluster DNS served
 // from outside pods (host process, managed service) shows as the kube-dns
 // Service with ready endpoints: a warning, since the pods cannot be seen.
-func (r *run) checkDNS(ctx context.Context) report.Check {
+func (r *checker) checkDNS(ctx context.Context) report.Check {
 	c := report.Check{Name: "dns"}
-	pods, err := r.cl.Kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	pods, err := r.Clients.Kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
 	if err != nil {
 		c.Status, c.Reason, c.Code = report.Fail, "listing DNS pods: "+err.Error(), exitcode.Failure
 		return c
@@ -279,9 +310,9 @@ var argoCDComponents = []string{"argocd-server", "argocd-repo-server", "argocd-a
 // pods Ready. Without pods (host-process install, or outside the cluster)
 // the CRD and the argocd-server Service's endpoints are the evidence left:
 // a warning.
-func (r *run) checkArgoCD(ctx context.Context) report.Check {
+func (r *checker) checkArgoCD(ctx context.Context) report.Check {
 	c := report.Check{Name: "argo-cd"}
-	ns := r.cfg.DAG.Platform.Spec.ArgoCD.Namespace
+	ns := r.Platform.Spec.ArgoCD.Namespace
 	if missing, err := r.missingResources("argoproj.io/v1alpha1", "applications"); err != nil || len(missing) > 0 {
 		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = "Argo CD is not installed: no applications.argoproj.io API" + suffix(err)
@@ -290,7 +321,7 @@ func (r *run) checkArgoCD(ctx context.Context) report.Check {
 	var notReady, noPods, ok []string
 	var running []corev1.Pod
 	for _, comp := range argoCDComponents {
-		pods, err := r.cl.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + comp})
+		pods, err := r.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + comp})
 		if err != nil {
 			c.Status, c.Reason, c.Code = report.Fail, "listing Argo CD pods: "+err.Error(), exitcode.Failure
 			return c
@@ -333,7 +364,7 @@ var workflowCRDs = []string{"workflows", "workflowtemplates", "clusterworkflowte
 // is found by the labels of the upstream manifests and of the Helm chart;
 // without pods its ConfigMap is the evidence left of a host-process or
 // external controller: a warning.
-func (r *run) checkArgoWorkflows(ctx context.Context) report.Check {
+func (r *checker) checkArgoWorkflows(ctx context.Context) report.Check {
 	c := report.Check{Name: "argo-workflows"}
 	missing, err := r.missingResources("argoproj.io/v1alpha1", workflowCRDs...)
 	if err != nil || len(missing) > 0 {
@@ -342,7 +373,7 @@ func (r *run) checkArgoWorkflows(ctx context.Context) report.Check {
 		return c
 	}
 	for _, sel := range []string{"app.kubernetes.io/component=workflow-controller", "app=workflow-controller"} {
-		pods, err := r.cl.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: sel})
+		pods, err := r.Clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			c.Status, c.Reason = report.Warn, "CRDs present; cannot look for the controller's pods: "+reasonOf(err)
 			return c
@@ -359,7 +390,7 @@ func (r *run) checkArgoWorkflows(ctx context.Context) report.Check {
 	}
 	c.Status = report.Warn
 	c.Reason = "CRDs present; no workflow-controller pods (host-process or external controller?)"
-	if cms, err := r.cl.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=workflow-controller-configmap"}); err == nil && len(cms.Items) > 0 {
+	if cms, err := r.Clients.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=workflow-controller-configmap"}); err == nil && len(cms.Items) > 0 {
 		c.Reason += "; its workflow-controller-configmap is in " + cms.Items[0].Namespace
 	}
 	return c
@@ -367,21 +398,21 @@ func (r *run) checkArgoWorkflows(ctx context.Context) report.Check {
 
 // checkToken wants the Argo CD token Secret the step pods mount, looked up
 // as metadata only: its content never enters this process.
-func (r *run) checkToken(ctx context.Context) report.Check {
+func (r *checker) checkToken(ctx context.Context) report.Check {
 	c := report.Check{Name: "argocd-token"}
-	p := r.cfg.DAG.Platform
+	p := r.Platform
 	ref := p.Spec.ArgoCD.TokenSecret
 	ns := p.Spec.Workflow.Namespace
-	if _, ok := r.cfg.secrets[SecretArgoCDToken]; ok {
+	if r.HasToken {
 		c.Status, c.Reason = report.Pass, fmt.Sprintf("will be applied as Secret %s/%s from the secrets directory", ns, ref.Name)
 		return c
 	}
-	_, err := r.cl.Metadata.Resource(gvrSecret).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+	_, err := r.Clients.Metadata.Resource(kube.GVRSecret).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = fmt.Sprintf("Secret %s/%s (the Argo CD API token the workflow pods mount) does not exist: create it, or mount the token as %s/%s",
-			ns, ref.Name, r.cfg.SecretsDir, SecretArgoCDToken)
+			ns, ref.Name, r.SecretsDir, r.TokenFile)
 	case err != nil:
 		c.Status, c.Reason = report.Warn, fmt.Sprintf("cannot check Secret %s/%s: %s", ns, ref.Name, reasonOf(err))
 	default:
@@ -392,9 +423,9 @@ func (r *run) checkToken(ctx context.Context) report.Check {
 
 // checkTemplates dry-runs the apply of everything deploy would apply:
 // present and up to date, or applicable (admission and validation pass).
-func (r *run) checkTemplates(ctx context.Context) report.Check {
+func (r *checker) checkTemplates(ctx context.Context) report.Check {
 	c := report.Check{Name: "templates"}
-	res, err := apply.All(ctx, r.cl.Dynamic, r.objects, true)
+	res, err := apply.All(ctx, r.Clients.Dynamic, r.Objects, true)
 	if err != nil {
 		c.Status, c.Reason, c.Code = report.Fail, "not applicable: "+err.Error(), exitcode.Invalid
 		return c
@@ -410,8 +441,8 @@ func (r *run) checkTemplates(ctx context.Context) report.Check {
 }
 
 // missingResources lists which of the resources a group version lacks.
-func (r *run) missingResources(gv string, names ...string) ([]string, error) {
-	list, err := r.cl.Kube.Discovery().ServerResourcesForGroupVersion(gv)
+func (r *checker) missingResources(gv string, names ...string) ([]string, error) {
+	list, err := r.Clients.Kube.Discovery().ServerResourcesForGroupVersion(gv)
 	if apierrors.IsNotFound(err) {
 		return names, nil
 	}
@@ -432,11 +463,11 @@ func (r *run) missingResources(gv string, names ...string) ([]string, error) {
 }
 
 // readyEndpoints counts the ready endpoints of a Service's EndpointSlices.
-func (r *run) readyEndpoints(ctx context.Context, ns, svc string) (int, error) {
-	if _, err := r.cl.Kube.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{}); err != nil {
+func (r *checker) readyEndpoints(ctx context.Context, ns, svc string) (int, error) {
+	if _, err := r.Clients.Kube.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{}); err != nil {
 		return 0, err
 	}
-	slices, err := r.cl.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
+	slices, err := r.Clients.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
 	if err != nil {
 		return 0, err
 	}
@@ -484,20 +515,15 @@ func suffix(err error) string {
 	return ": " + err.Error()
 }
 
-// sinceSeconds is a duration in seconds, rounded to milliseconds.
-func sinceSeconds(t time.Time) float64 {
-	return float64(time.Since(t).Round(time.Millisecond)) / float64(time.Second)
-}
-
 // checkHealthCustomizations is the sync-and-wait step's first check (see
 // pkg/step/settings.go), made on the argocd-cm Argo CD reads: every health
 // customization of the platform present with the generated script. Deploy
 // applies them (rbac/argocd-cm.yaml) before it submits, so here their
 // absence is a warning; a run submitted by hand without them is refused by
 // its first node.
-func (r *run) checkHealthCustomizations(ctx context.Context) report.Check {
+func (r *checker) checkHealthCustomizations(ctx context.Context) report.Check {
 	c := report.Check{Name: "health-customizations"}
-	p := r.cfg.DAG.Platform
+	p := r.Platform
 	cs, err := health.Customizations(p)
 	if err != nil {
 		c.Status, c.Reason, c.Code = report.Fail, err.Error(), exitcode.Invalid
@@ -505,7 +531,7 @@ func (r *run) checkHealthCustomizations(ctx context.Context) report.Check {
 	}
 	ns := p.Spec.ArgoCD.Namespace
 	var live map[string]string
-	cm, err := r.cl.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "argocd-cm", metav1.GetOptions{})
+	cm, err := r.Clients.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "argocd-cm", metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -537,7 +563,7 @@ func (r *run) checkHealthCustomizations(ctx context.Context) report.Check {
 	}
 	c.Status = report.Warn
 	c.Reason = fmt.Sprintf("argocd-cm in %s: %s; ", ns, strings.Join(what, "; "))
-	if r.cfg.Action == ActionDeploy && !r.cfg.DryRun {
+	if r.Action == report.ActionDeploy && !r.DryRun {
 		c.Reason += "deploy applies them (rbac/argocd-cm.yaml) before it submits"
 	} else {
 		c.Reason += "deploy applies them; a run submitted by hand before that is refused by its first node (apply rbac/ as the generated README says)"
