@@ -16,6 +16,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/executor/internal/preflight"
+	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/report"
@@ -104,39 +105,39 @@ func (r *run) applyPhase(ctx context.Context) (int, string, error) {
 // prepare is what deploy and teardown start with: preflight, apply the
 // templates, then decide on the run from the platform's workflows. A
 // non-zero code ends the action (a conflict included).
-func (r *run) prepare(ctx context.Context, action dag.Action, upToDate, absent func() (bool, string)) (decision, int, string, error) {
+func (r *run) prepare(ctx context.Context, action dag.Action, upToDate, absent func() (bool, string)) (workflow.Decision, int, string, error) {
 	if code, summary := r.runPreflight(ctx); code != exitcode.OK {
-		return decision{}, code, summary, nil
+		return workflow.Decision{}, code, summary, nil
 	}
 	r.report.Phase(PhaseSubmit)
 	runs, err := r.platformRuns(ctx)
 	if err != nil {
 		r.metrics.Error(PhaseSubmit)
-		return decision{}, exitcode.Failure, err.Error(), err
+		return workflow.Decision{}, exitcode.Failure, err.Error(), err
 	}
-	dec := decide(runs, action, r.compiled.SpecHash, r.cfg.ForceRun, upToDate)
-	if dec.Kind == DecideSubmit && absent != nil {
+	dec := workflow.Decide(runs, action, r.compiled.SpecHash, r.cfg.ForceRun, upToDate)
+	if dec.Kind == workflow.DecideSubmit && absent != nil {
 		if ok, why := absent(); ok {
-			dec = decision{Kind: DecideNothing, Reason: why}
+			dec = workflow.Decision{Kind: workflow.DecideNothing, Reason: why}
 		}
 	}
 	wr := &report.WorkflowRun{Namespace: r.wfNamespace(), Decision: dec.Kind, Reason: dec.Reason}
-	if dec.Run != nil && dec.Kind != DecideSubmit {
+	if dec.Run != nil && dec.Kind != workflow.DecideSubmit {
 		wr.Name = dec.Run.Name // the run acted on; a new one is named when created
 	}
 	r.report.Workflow = wr
 	r.log.Phase(PhaseSubmit).Info("decided", "decision", dec.Kind, "workflow", wr.Name, "reason", dec.Reason)
 	switch dec.Kind {
-	case DecideConflict:
+	case workflow.DecideConflict:
 		r.metrics.Error(PhaseSubmit)
 		r.report.Fail(componentExecutor, PhaseSubmit, dec.Reason)
 		r.report.Recommend("wait for %s to finish (or stop it), then run %s again", dec.Run.Name, action)
 		return dec, exitcode.Failure, "another run of the platform is in progress: " + dec.Reason, nil
-	case DecideNothing:
+	case workflow.DecideNothing:
 		return dec, exitcode.OK, "", nil
 	}
 	if code, summary, err := r.applyPhase(ctx); code != exitcode.OK {
-		return decision{}, code, summary, err
+		return workflow.Decision{}, code, summary, err
 	}
 	return dec, exitcode.OK, "", nil
 }
@@ -160,16 +161,16 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 	var w *wfv1.Workflow
 	kept := map[string]bool{}
 	switch dec.Kind {
-	case DecideSkip:
+	case workflow.DecideSkip:
 		r.report.EndPhase(PhaseSubmit)
 		return r.finalHealth(ctx, refs, "up to date: "+dec.Reason+"; nothing was run", false)
-	case DecideResume:
-		plan, err := planRetry(ctx, dec.Run)
+	case workflow.DecideResume:
+		plan, err := workflow.PlanRetry(ctx, dec.Run)
 		if err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
-		wr.ResetNodes, wr.KeptNodes = visible(plan.reset, refs), keptTasks(dec.Run, plan.reset, refs)
+		wr.ResetNodes, wr.KeptNodes = visible(plan.Reset, refs), keptTasks(dec.Run, plan.Reset, refs)
 		for _, t := range wr.KeptNodes {
 			kept[t] = true
 		}
@@ -177,19 +178,19 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 			return exitcode.OK, fmt.Sprintf("dry run: would resume %s, running again %s; %d succeeded apps kept",
 				dec.Run.Name, strings.Join(wr.ResetNodes, ", "), len(wr.KeptNodes)), nil
 		}
-		if w, _, err = r.resume(ctx, dec.Run); err != nil {
+		if w, _, err = workflow.Resume(ctx, r.cl, dec.Run); err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
 		lg.Info("resumed", "workflow", w.Name, "reset", strings.Join(wr.ResetNodes, ","), "kept", len(wr.KeptNodes))
-	case DecideFollow:
+	case workflow.DecideFollow:
 		w = dec.Run
-	case DecideSubmit:
+	case workflow.DecideSubmit:
 		if r.cfg.DryRun {
 			return exitcode.OK, fmt.Sprintf("dry run: would submit a new run of WorkflowTemplate %s/%s: %d apps in dependency order: %s",
 				r.wfNamespace(), r.compiled.WorkflowTemplates[dag.Deploy].Name, len(refs), strings.Join(tasksOf(refs), " → ")), nil
 		}
-		if w, err = r.submit(ctx, r.newRun(dag.Deploy, nil)); err != nil {
+		if w, err = workflow.Submit(ctx, r.cl, r.newRun(dag.Deploy, nil)); err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
@@ -197,7 +198,7 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 		lg.Info("submitted", "workflow", w.Name)
 	}
 	if r.cfg.DryRun {
-		return exitcode.OK, fmt.Sprintf("dry run: would follow %s (%s)", dec.Run.Name, phaseOf(dec.Run)), nil
+		return exitcode.OK, fmt.Sprintf("dry run: would follow %s (%s)", dec.Run.Name, workflow.PhaseOf(dec.Run)), nil
 	}
 	r.report.EndPhase(PhaseSubmit)
 	return r.followAndReport(ctx, w, refs, kept)
@@ -383,13 +384,13 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 	wr := r.report.Workflow
 	var w *wfv1.Workflow
 	switch dec.Kind {
-	case DecideNothing:
+	case workflow.DecideNothing:
 		for _, c := range refs {
 			r.report.Components = append(r.report.Components, report.Component{Name: c.app, Stack: c.stack, Status: report.CompNothingToDo, Message: "the Application does not exist"})
 		}
 		r.withHealth(states)
 		return exitcode.OK, "nothing to tear down: " + dec.Reason + "; no workflow was run", nil
-	case DecideFollow:
+	case workflow.DecideFollow:
 		w, wr.Name = dec.Run, dec.Run.Name
 	default:
 		if r.cfg.DryRun {
@@ -408,7 +409,7 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 				r.cfg.PVPolicy, r.cfg.CRDPolicy, len(present), len(refs), strings.Join(present, " → ")), nil
 		}
 		nw := r.newRun(dag.Teardown, map[string]string{"confirm": r.cfg.Confirm, "pv-policy": r.cfg.PVPolicy, "crd-policy": r.cfg.CRDPolicy})
-		if w, err = r.submit(ctx, nw); err != nil {
+		if w, err = workflow.Submit(ctx, r.cl, nw); err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}

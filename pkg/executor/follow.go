@@ -10,6 +10,7 @@ import (
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,7 +181,7 @@ func (f *follower) progress(w *wfv1.Workflow, nodes map[string]*wfv1.NodeStatus)
 	waiting := len(f.show) - done - failed - notRun - count[wfv1.NodeRunning] - count[wfv1.NodePending]
 	el := time.Since(f.r.started).Round(time.Second)
 	f.lastLine = fmt.Sprintf("%s %s: %d/%d succeeded · %d running · %d failed · %d not run · %d waiting · %s",
-		w.Name, phaseOf(w), done, len(f.show), count[wfv1.NodeRunning]+count[wfv1.NodePending], failed, notRun, max(waiting, 0), el)
+		w.Name, workflow.PhaseOf(w), done, len(f.show), count[wfv1.NodeRunning]+count[wfv1.NodePending], failed, notRun, max(waiting, 0), el)
 	fmt.Fprint(f.out, "\r\x1b[K"+f.lastLine)
 }
 

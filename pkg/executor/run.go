@@ -23,6 +23,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/executor/internal/metrics"
+	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
@@ -171,7 +172,7 @@ func (r *run) end(code int, summary string, err error) error {
 	if r.report.Status == report.StatusInterrupted {
 		status = report.StatusInterrupted
 	}
-	if code == exitcode.OK && r.report.Workflow != nil && r.report.Workflow.Decision == DecideSkip {
+	if code == exitcode.OK && r.report.Workflow != nil && r.report.Workflow.Decision == workflow.DecideSkip {
 		status = report.StatusUpToDate
 	}
 	r.metrics.Finish(status)
