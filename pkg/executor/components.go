@@ -9,6 +9,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/report"
 )
@@ -92,7 +93,7 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 			}
 		default:
 			comp.Status = string(n.Phase)
-			comp.DurationSeconds = nodeSeconds(n)
+			comp.DurationSeconds = workflow.NodeSeconds(n)
 			if n.Type == wfv1.NodeTypeRetry {
 				comp.Attempts = len(livestate.Attempts(w, n))
 			}

@@ -13,10 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/internal/atomicfile"
 	"github.com/deployctl/deployctl/pkg/compile"
@@ -28,7 +32,6 @@ import (
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
-	"path/filepath"
 )
 
 // run is one action being executed.
@@ -252,4 +255,26 @@ func writeFileAtomic(path string, data []byte, mark string) error {
 		return err
 	}
 	return atomicfile.Write(path, data, mark)
+}
+
+// isTerminal says whether w is a character device (an interactive terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// follow watches a run to its end (workflow.Follow), reporting the shown
+// tasks' transitions on the executor's output and log.
+func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv1.Workflow, error) {
+	return workflow.Follow(ctx, r.cl, w, workflow.Watch{
+		Show: show, Out: r.out, TTY: r.tty, Started: r.started, Poll: r.poll,
+		Log:         r.log.Phase(PhaseFollow),
+		NodeLog:     func(node string) *slog.Logger { return r.log.For(PhaseFollow, node) },
+		JSONLog:     r.cfg.LogFormat == "json",
+		OnReadError: func() { r.metrics.Error(PhaseFollow) },
+	})
 }
