@@ -15,7 +15,6 @@ import (
 
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/redact"
-
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor/internal/metrics"
 	"github.com/deployctl/deployctl/pkg/exitcode"

@@ -4,12 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/deployctl/deployctl/pkg/kube"
-	"github.com/deployctl/deployctl/pkg/livestate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 func application(name, health, sync string, extra map[string]any) *unstructured.Unstructured {

@@ -2,9 +2,10 @@ package executor
 
 import (
 	"fmt"
-	"github.com/deployctl/deployctl/pkg/report"
 	"sort"
 	"strings"
+
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // Action is what the executor runs: the three of the contract, and

@@ -5,8 +5,9 @@ import (
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
-	"github.com/deployctl/deployctl/pkg/livestate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // settle fills every node's state from the Workflow's nodes and Argo CD's

@@ -1,10 +1,11 @@
 package step
 
 import (
-	"github.com/deployctl/deployctl/pkg/exitcode"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // An app with its own applicationNamespace: the compiler writes the

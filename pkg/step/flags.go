@@ -3,11 +3,12 @@ package step
 import (
 	"errors"
 	"flag"
-	"github.com/deployctl/deployctl/pkg/exitcode"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // Every flag has an environment variable (docs/step-contract.md): the

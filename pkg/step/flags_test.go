@@ -1,10 +1,11 @@
 package step
 
 import (
-	"github.com/deployctl/deployctl/pkg/exitcode"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 func mapEnv(m map[string]string) func(string) (string, bool) {

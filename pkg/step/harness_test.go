@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/argoproj/gitops-engine/pkg/health"
+
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 

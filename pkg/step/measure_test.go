@@ -3,7 +3,6 @@ package step
 import (
 	"bytes"
 	"fmt"
-	"github.com/deployctl/deployctl/pkg/exitcode"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // TestMeasureBinary builds the stripped binary and runs it against the fake

@@ -2,7 +2,6 @@ package step
 
 import (
 	"encoding/json"
-	"github.com/deployctl/deployctl/pkg/exitcode"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 const widgetLua = "hs = {}\nhs.status = \"Healthy\"\nreturn hs\n"

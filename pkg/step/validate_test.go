@@ -10,6 +10,7 @@ import (
 
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
+
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 

@@ -6,6 +6,7 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 
@@ -23,7 +24,6 @@ import (
 	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/pkg/step"
-	"log/slog"
 )
 
 // Phase 0 preflight: strictly read-only. Every check reads, or asks the

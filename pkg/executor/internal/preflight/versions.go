@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/deployctl/deployctl/pkg/report"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // testedLines are the release lines deployctl's e2e runs the whole scenario

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deployctl/deployctl/pkg/report"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 func pod(images ...string) corev1.Pod {
