@@ -6,6 +6,17 @@
 // follows it, validates, and ends with a status report, Prometheus metrics
 // and the exit code of the contract: 0 success, 1 failure, 2 partial,
 // 3 invalid configuration, 4 timeout.
+//
+// Reading order, as sigs.k8s.io/kind's create actions: run.go (Run: the
+// configuration, then the action) and actions.go (each action as its
+// phases, in order); the phases are packages of their own under internal/:
+//
+//	options.go, config.go, environment.go, overrides.go  settings → Config
+//	internal/preflight  Phase 0: read-only checks, the cluster inventory
+//	objects.go          what to apply; internal/apply applies it
+//	internal/workflow   decide, submit or resume (Argo's retry), follow
+//	health.go, components.go  Argo CD's verdict and the report's components
+//	internal/metrics    Prometheus text and /metrics; package report: the report
 package executor
 
 import (
