@@ -16,4 +16,5 @@
 //	validate.go   read-only health of many apps and their aggregate (package aggregate)
 //	teardown.go   cascading delete, PVC policy, orphans
 //	result.go     writing the JSON result file (its types: package stepresult)
+//	summary.go    the one line on stdout, from the result
 package step

@@ -25,7 +25,6 @@ func Main(args []string) int {
 // result is what every command's result type provides.
 type result interface {
 	Finish(code int, err error, calls int64)
-	Summary() string
 }
 
 // run parses the command line, runs the command, writes the result file and
@@ -60,7 +59,7 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 			res.Finish(code, werr, calls)
 		}
 	}
-	fmt.Fprintln(stdout, res.Summary())
+	fmt.Fprintln(stdout, summary(res))
 	return code
 }
 

@@ -4,7 +4,7 @@
 // executor's report and `deployctl status|explain` share.
 //
 // It uses the standard library only (and the stdlib-only helpers
-// internal/redact, pkg/exitcode, pkg/step/aggregate), so the step binary
+// internal/redact and pkg/exitcode), so the step binary
 // stays small.
 //
 //	write.go  Header, SyncResult, ValidateResult, TeardownResult, Issue: what the step writes

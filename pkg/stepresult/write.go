@@ -2,12 +2,10 @@ package stepresult
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/exitcode"
-	"github.com/deployctl/deployctl/pkg/step/aggregate"
 )
 
 // Outcome is the word the result file uses for an exit code.
@@ -57,11 +55,6 @@ func (h *Header) Finish(code int, err error, calls int64) {
 	h.APICalls = calls
 	h.FinishedAt = time.Now().UTC()
 	h.DurationSeconds = Seconds(h.FinishedAt.Sub(h.StartedAt))
-}
-
-// Summary is the step's one line on stdout.
-func (h *Header) Summary() string {
-	return fmt.Sprintf("%s: %s (exit %d): %s", h.Command, h.Outcome, h.ExitCode, h.Message)
 }
 
 // Seconds is d in seconds, to the millisecond.
@@ -140,19 +133,6 @@ func (r *SyncResult) Finish(code int, err error, calls int64) {
 	}
 }
 
-// Summary is the step's one line on stdout.
-func (r *SyncResult) Summary() string {
-	if r.ExitCode != exitcode.OK {
-		return fmt.Sprintf("sync-and-wait %s: %s (exit %d): %s", r.App, strings.ToUpper(r.Outcome), r.ExitCode, r.Message)
-	}
-	rev := r.SyncRevision
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	return fmt.Sprintf("sync-and-wait %s: %s at revision %s (sync %.1fs, healthy %.1fs after it, %d checks passed)",
-		r.App, r.Health, rev, r.Timings.SyncSeconds, r.Timings.HealthSeconds, len(r.Checks))
-}
-
 // ValidateResult is the result file of validate.
 type ValidateResult struct {
 	Header
@@ -170,28 +150,6 @@ type AppHealth struct {
 	SyncRevision   string `json:"syncRevision,omitempty"`
 	OperationPhase string `json:"operationPhase,omitempty"`
 	Error          string `json:"error,omitempty"`
-}
-
-// Summary is the step's one line on stdout.
-func (r *ValidateResult) Summary() string {
-	if len(r.Apps) == 0 {
-		return r.Header.Summary() // nothing was read: invalid arguments
-	}
-	counts := map[string]int{}
-	for _, a := range r.Apps {
-		counts[a.Verdict]++
-	}
-	var parts []string
-	for _, v := range []string{aggregate.Healthy, aggregate.Progressing, aggregate.Degraded, aggregate.Failed} {
-		if counts[v] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
-		}
-	}
-	s := fmt.Sprintf("validate: %s (%s)", r.Aggregate, strings.Join(parts, ", "))
-	if r.ExitCode != exitcode.OK {
-		s += fmt.Sprintf(" (exit %d): %s", r.ExitCode, r.Message)
-	}
-	return s
 }
 
 // TeardownResult is the result file of teardown.
@@ -217,16 +175,4 @@ type TeardownResult struct {
 	RetainedCRDs []string `json:"retainedCRDs,omitempty"`
 	// DeletedCRDs: such CRDs deleted under crd-policy delete.
 	DeletedCRDs []string `json:"deletedCRDs,omitempty"`
-}
-
-// Summary is the step's one line on stdout.
-func (r *TeardownResult) Summary() string {
-	switch {
-	case r.ExitCode != exitcode.OK:
-		return fmt.Sprintf("teardown %s: %s (exit %d): %s", r.App, strings.ToUpper(r.Outcome), r.ExitCode, r.Message)
-	case r.NothingToDo:
-		return fmt.Sprintf("teardown %s: nothing to do, the application does not exist", r.App)
-	}
-	return fmt.Sprintf("teardown %s: deleted with its %d managed resources, no orphans (%d PVCs retained, %d deleted; %d CRDs retained, %d deleted)",
-		r.App, len(r.Managed), len(r.RetainedPVCs), len(r.DeletedPVCs), len(r.RetainedCRDs), len(r.DeletedCRDs))
 }
