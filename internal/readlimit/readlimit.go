@@ -72,3 +72,16 @@ func Human(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Problem is the problem of a file that could not be read, after its path:
+// the limit it broke, or the reason without the "open PATH:" prefix.
+func Problem(path string, err error) string {
+	if IsTooLarge(err) {
+		return err.Error() // already "PATH: larger than the N MiB limit"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Sprintf("%s: %v", path, err)
+}

@@ -37,3 +37,15 @@ func TestReadFileRegularBySize(t *testing.T) {
 		t.Fatalf("%d %v", len(b), err)
 	}
 }
+
+func TestProblem(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.yaml")
+	_, err := os.ReadFile(missing)
+	if got, want := Problem(missing, err), missing+": no such file or directory"; got != want {
+		t.Errorf("Problem = %q, want %q (the path once)", got, want)
+	}
+	big := &TooLargeError{Name: "big.yaml", Limit: Spec}
+	if got := Problem("big.yaml", big); got != big.Error() {
+		t.Errorf("Problem = %q, want %q", got, big.Error())
+	}
+}

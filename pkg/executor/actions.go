@@ -14,27 +14,37 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
+	"github.com/deployctl/deployctl/pkg/executor/internal/preflight"
+	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/livestate"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // runPreflight runs Phase 0 and records it; a failed check stops the
 // action before anything changes.
 func (r *run) runPreflight(ctx context.Context) (int, string) {
-	r.report.phase(PhasePreflight)
-	checks := r.preflight(ctx)
-	r.report.endPhase(PhasePreflight)
-	r.report.Preflight, r.report.Inventory = checks, &r.inventory
-	code := preflightCode(checks)
+	r.report.Phase(PhasePreflight)
+	_, hasToken := r.cfg.secrets[SecretArgoCDToken]
+	checks, inventory := preflight.Run(ctx, preflight.Input{
+		Action: r.cfg.Action, Platform: r.cfg.DAG.Platform, Clients: r.cl, DryRun: r.cfg.DryRun,
+		HasSecrets: len(r.cfg.secrets) > 0, HasToken: hasToken, SecretsDir: r.cfg.SecretsDir, TokenFile: SecretArgoCDToken,
+		Objects: r.objects, Log: r.log.Phase(PhasePreflight),
+	})
+	r.report.EndPhase(PhasePreflight)
+	r.report.Preflight, r.report.Inventory = checks, &inventory
+	code := preflight.Code(checks)
 	if code == exitcode.OK {
 		return code, ""
 	}
 	var failed []string
 	for _, c := range checks {
-		if c.Status == Fail {
+		if c.Status == report.Fail {
 			failed = append(failed, c.Name)
-			r.report.fail(componentExecutor, PhasePreflight, c.Name+": "+c.Reason)
+			r.report.Fail(componentExecutor, PhasePreflight, c.Name+": "+c.Reason)
 			r.metrics.Error(PhasePreflight)
-			r.report.recommend("%s", preflightFix[c.Name])
+			r.report.Recommend("%s", preflightFix[c.Name])
 		}
 	}
 	return code, fmt.Sprintf("preflight failed (%s): nothing was changed", strings.Join(failed, ", "))
@@ -62,72 +72,72 @@ func (r *run) preflightOnly(ctx context.Context) (int, string, error) {
 	for _, c := range r.report.Preflight {
 		n[c.Status]++
 	}
-	return code, fmt.Sprintf("the cluster is ready for %s: %d checks pass, %d warn", r.cfg.Platform(), n[Pass], n[Warn]), nil
+	return code, fmt.Sprintf("the cluster is ready for %s: %d checks pass, %d warn", r.cfg.Platform(), n[report.Pass], n[report.Warn]), nil
 }
 
 // applyPhase ensures the orchestration primitives (RBAC, Argo CD config
 // partials, credentials, templates); with DRY_RUN it only dry-runs them.
 func (r *run) applyPhase(ctx context.Context) (int, string, error) {
-	r.report.phase(PhaseApply)
-	defer r.report.endPhase(PhaseApply)
+	r.report.Phase(PhaseApply)
+	defer r.report.EndPhase(PhaseApply)
 	lg := r.log.Phase(PhaseApply)
-	applied, err := applyAll(ctx, r.cl.Dynamic, r.objects, r.cfg.DryRun)
+	applied, err := apply.All(ctx, r.cl.Dynamic, r.objects, r.cfg.DryRun)
 	r.report.Applied = applied
 	for _, a := range applied {
-		lg.Debug("applied", "object", objectName(a), "result", a.Result)
+		lg.Debug("applied", "object", report.ObjectName(a), "result", a.Result)
 	}
 	if err != nil {
 		r.metrics.Error(PhaseApply)
-		r.report.fail(componentExecutor, PhaseApply, err.Error())
+		r.report.Fail(componentExecutor, PhaseApply, err.Error())
 		code := exitcode.Failure
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			code = exitcode.Invalid
 		}
-		r.report.recommend("fix what the API server refused, then run %s again", r.cfg.Action)
+		r.report.Recommend("fix what the API server refused, then run %s again", r.cfg.Action)
 		return code, "applying the templates failed: " + err.Error(), err
 	}
-	n := countResults(applied)
-	lg.Info("templates applied", "objects", len(applied), "created", n[Created]+n[WouldCreate],
-		"configured", n[Configured]+n[WouldConfigure], "unchanged", n[Unchanged], "dry_run", r.cfg.DryRun)
+	n := report.CountResults(applied)
+	lg.Info("templates applied", "objects", len(applied), "created", n[report.Created]+n[report.WouldCreate],
+		"configured", n[report.Configured]+n[report.WouldConfigure], "unchanged", n[report.Unchanged], "dry_run", r.cfg.DryRun)
 	return exitcode.OK, "", nil
 }
 
 // prepare is what deploy and teardown start with: preflight, apply the
 // templates, then decide on the run from the platform's workflows. A
 // non-zero code ends the action (a conflict included).
-func (r *run) prepare(ctx context.Context, action dag.Action, upToDate, absent func() (bool, string)) (decision, int, string, error) {
+func (r *run) prepare(ctx context.Context, action dag.Action, upToDate, absent func() (bool, string)) (workflow.Decision, int, string, error) {
 	if code, summary := r.runPreflight(ctx); code != exitcode.OK {
-		return decision{}, code, summary, nil
+		return workflow.Decision{}, code, summary, nil
 	}
-	r.report.phase(PhaseSubmit)
+	r.report.Phase(PhaseSubmit)
 	runs, err := r.platformRuns(ctx)
 	if err != nil {
 		r.metrics.Error(PhaseSubmit)
-		return decision{}, exitcode.Failure, err.Error(), err
+		return workflow.Decision{}, exitcode.Failure, err.Error(), err
 	}
-	dec := decide(runs, action, r.compiled.SpecHash, r.cfg.ForceRun, upToDate)
-	if dec.Kind == DecideSubmit && absent != nil {
+	dec := workflow.Decide(runs, action, r.compiled.SpecHash, r.cfg.ForceRun, upToDate)
+	if dec.Kind == workflow.DecideSubmit && absent != nil {
 		if ok, why := absent(); ok {
-			dec = decision{Kind: DecideNothing, Reason: why}
+			dec = workflow.Decision{Kind: workflow.DecideNothing, Reason: why}
 		}
 	}
-	wr := &WorkflowRun{Namespace: r.wfNamespace(), Decision: dec.Kind, Reason: dec.Reason}
-	if dec.Run != nil && dec.Kind != DecideSubmit {
+	wr := &report.WorkflowRun{Namespace: r.wfNamespace(), Decision: dec.Kind, Reason: dec.Reason}
+	if dec.Run != nil && dec.Kind != workflow.DecideSubmit {
 		wr.Name = dec.Run.Name // the run acted on; a new one is named when created
 	}
 	r.report.Workflow = wr
 	r.log.Phase(PhaseSubmit).Info("decided", "decision", dec.Kind, "workflow", wr.Name, "reason", dec.Reason)
 	switch dec.Kind {
-	case DecideConflict:
+	case workflow.DecideConflict:
 		r.metrics.Error(PhaseSubmit)
-		r.report.fail(componentExecutor, PhaseSubmit, dec.Reason)
-		r.report.recommend("wait for %s to finish (or stop it), then run %s again", dec.Run.Name, action)
+		r.report.Fail(componentExecutor, PhaseSubmit, dec.Reason)
+		r.report.Recommend("wait for %s to finish (or stop it), then run %s again", dec.Run.Name, action)
 		return dec, exitcode.Failure, "another run of the platform is in progress: " + dec.Reason, nil
-	case DecideNothing:
+	case workflow.DecideNothing:
 		return dec, exitcode.OK, "", nil
 	}
 	if code, summary, err := r.applyPhase(ctx); code != exitcode.OK {
-		return decision{}, code, summary, err
+		return workflow.Decision{}, code, summary, err
 	}
 	return dec, exitcode.OK, "", nil
 }
@@ -151,16 +161,16 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 	var w *wfv1.Workflow
 	kept := map[string]bool{}
 	switch dec.Kind {
-	case DecideSkip:
-		r.report.endPhase(PhaseSubmit)
+	case workflow.DecideSkip:
+		r.report.EndPhase(PhaseSubmit)
 		return r.finalHealth(ctx, refs, "up to date: "+dec.Reason+"; nothing was run", false)
-	case DecideResume:
-		plan, err := planRetry(ctx, dec.Run)
+	case workflow.DecideResume:
+		plan, err := workflow.PlanRetry(ctx, dec.Run)
 		if err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
-		wr.ResetNodes, wr.KeptNodes = visible(plan.reset, refs), keptTasks(dec.Run, plan.reset, refs)
+		wr.ResetNodes, wr.KeptNodes = visible(plan.Reset, refs), keptTasks(dec.Run, plan.Reset, refs)
 		for _, t := range wr.KeptNodes {
 			kept[t] = true
 		}
@@ -168,20 +178,20 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 			return exitcode.OK, fmt.Sprintf("dry run: would resume %s, running again %s; %d succeeded apps kept",
 				dec.Run.Name, strings.Join(wr.ResetNodes, ", "), len(wr.KeptNodes)), nil
 		}
-		if w, _, err = r.resume(ctx, dec.Run); err != nil {
+		if w, _, err = workflow.Resume(ctx, r.cl, dec.Run); err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
-		w = r.awaitPickup(ctx, w)
+		w = workflow.AwaitPickup(ctx, r.cl, w, workflow.Pickup{Poll: r.poll, Log: r.log.Phase(PhaseSubmit)})
 		lg.Info("resumed", "workflow", w.Name, "reset", strings.Join(wr.ResetNodes, ","), "kept", len(wr.KeptNodes))
-	case DecideFollow:
+	case workflow.DecideFollow:
 		w = dec.Run
-	case DecideSubmit:
+	case workflow.DecideSubmit:
 		if r.cfg.DryRun {
 			return exitcode.OK, fmt.Sprintf("dry run: would submit a new run of WorkflowTemplate %s/%s: %d apps in dependency order: %s",
 				r.wfNamespace(), r.compiled.WorkflowTemplates[dag.Deploy].Name, len(refs), strings.Join(tasksOf(refs), " → ")), nil
 		}
-		if w, err = r.submit(ctx, r.newRun(dag.Deploy, nil)); err != nil {
+		if w, err = workflow.Submit(ctx, r.cl, r.newRun(dag.Deploy, nil)); err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
@@ -189,17 +199,17 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 		lg.Info("submitted", "workflow", w.Name)
 	}
 	if r.cfg.DryRun {
-		return exitcode.OK, fmt.Sprintf("dry run: would follow %s (%s)", dec.Run.Name, phaseOf(dec.Run)), nil
+		return exitcode.OK, fmt.Sprintf("dry run: would follow %s (%s)", dec.Run.Name, workflow.PhaseOf(dec.Run)), nil
 	}
-	r.report.endPhase(PhaseSubmit)
+	r.report.EndPhase(PhaseSubmit)
 	return r.followAndReport(ctx, w, refs, kept)
 }
 
 // followAndReport follows a deploy run to its end, then validates.
 func (r *run) followAndReport(ctx context.Context, w *wfv1.Workflow, refs []compRef, kept map[string]bool) (int, string, error) {
-	r.report.phase(PhaseFollow)
+	r.report.Phase(PhaseFollow)
 	w, err := r.follow(ctx, w, tasksOf(refs))
-	r.report.endPhase(PhaseFollow)
+	r.report.EndPhase(PhaseFollow)
 	r.recordRun(w)
 	r.fromWorkflow(w, refs, dag.Deploy, kept)
 	if err != nil {
@@ -224,19 +234,19 @@ func (r *run) failureSummary(w *wfv1.Workflow, refs []compRef) string {
 		switch c.Status {
 		case string(wfv1.NodeFailed), string(wfv1.NodeError):
 			failed = append(failed, c.Name)
-		case CompNotRun:
+		case report.CompNotRun:
 			notRun = append(notRun, c.Name)
-		case string(wfv1.NodeSucceeded), CompKept:
+		case string(wfv1.NodeSucceeded), report.CompKept:
 			done = append(done, c.Name)
 		}
 	}
 	if len(failed) == 0 {
-		r.report.recommend("the workflow %s ended %s (%s): inspect it with `argo get %s -n %s`, then run deploy again", w.Name, w.Status.Phase, w.Status.Message, w.Name, w.Namespace)
+		r.report.Recommend("the workflow %s ended %s (%s): inspect it with `argo get %s -n %s`, then run deploy again", w.Name, w.Status.Phase, w.Status.Message, w.Name, w.Namespace)
 		return fmt.Sprintf("%s ended %s: %s", w.Name, w.Status.Phase, w.Status.Message)
 	}
 	for _, f := range r.report.Failures {
 		if f.Phase == PhaseFollow {
-			r.report.recommend("fix %s (%s), then run deploy again: it resumes %s from %s; succeeded apps (%d) are not synced again",
+			r.report.Recommend("fix %s (%s), then run deploy again: it resumes %s from %s; succeeded apps (%d) are not synced again",
 				f.Component, f.Message, w.Name, f.Component, len(done))
 		}
 	}
@@ -252,8 +262,8 @@ func (r *run) failureSummary(w *wfv1.Workflow, refs []compRef) string {
 // Healthy after a successful run is a failure to report; without a run
 // (up to date, validate) the components are the apps as read.
 func (r *run) finalHealth(ctx context.Context, refs []compRef, what string, ran bool) (int, string, error) {
-	r.report.phase(PhaseValidate)
-	defer r.report.endPhase(PhaseValidate)
+	r.report.Phase(PhaseValidate)
+	defer r.report.EndPhase(PhaseValidate)
 	states, agg, err := r.readApps(ctx, appsOf(refs))
 	if err != nil {
 		r.metrics.Error(PhaseValidate)
@@ -269,11 +279,11 @@ func (r *run) finalHealth(ctx context.Context, refs []compRef, what string, ran 
 	if code != exitcode.OK && ran {
 		for _, c := range r.report.Components {
 			if c.Verdict != AggHealthy {
-				r.report.fail(c.Name, PhaseValidate, fmt.Sprintf("%s after the run (sync %s)", orDash(c.Health), orDash(c.Sync)))
+				r.report.Fail(c.Name, PhaseValidate, fmt.Sprintf("%s after the run (sync %s)", orDash(c.Health), orDash(c.Sync)))
 				r.metrics.Error(PhaseValidate)
 			}
 		}
-		r.report.recommend("the run succeeded but the platform is %s now: inspect the apps listed under failures in Argo CD, then run validate", agg)
+		r.report.Recommend("the run succeeded but the platform is %s now: inspect the apps listed under failures in Argo CD, then run validate", agg)
 	}
 	return code, fmt.Sprintf("%s; %d apps, aggregate health %s", what, len(refs), agg), nil
 }
@@ -313,7 +323,7 @@ func keptTasks(w *wfv1.Workflow, reset []string, refs []compRef) []string {
 	for _, t := range reset {
 		isReset[t] = true
 	}
-	nodes := taskNodes(w)
+	nodes := livestate.TaskNodes(w)
 	var out []string
 	for _, c := range refs {
 		if n, ok := nodes[c.task]; ok && n.Phase == wfv1.NodeSucceeded && !isReset[c.task] {
@@ -341,12 +351,12 @@ func (r *run) validate(ctx context.Context) (int, string, error) {
 	}
 	for _, c := range r.report.Components {
 		if c.Verdict != AggHealthy {
-			r.report.fail(c.Name, PhaseValidate, c.Verdict+": "+c.Message)
+			r.report.Fail(c.Name, PhaseValidate, c.Verdict+": "+c.Message)
 			r.metrics.Error(PhaseValidate)
 		}
 	}
 	if code != exitcode.OK {
-		r.report.recommend("inspect the apps listed under failures in Argo CD (argocd app get NAME); once fixed in Git, run deploy")
+		r.report.Recommend("inspect the apps listed under failures in Argo CD (argocd app get NAME); once fixed in Git, run deploy")
 	}
 	return code, summary, nil
 }
@@ -375,13 +385,13 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 	wr := r.report.Workflow
 	var w *wfv1.Workflow
 	switch dec.Kind {
-	case DecideNothing:
+	case workflow.DecideNothing:
 		for _, c := range refs {
-			r.report.Components = append(r.report.Components, Component{Name: c.app, Stack: c.stack, Status: CompNothingToDo, Message: "the Application does not exist"})
+			r.report.Components = append(r.report.Components, report.Component{Name: c.app, Stack: c.stack, Status: report.CompNothingToDo, Message: "the Application does not exist"})
 		}
 		r.withHealth(states)
 		return exitcode.OK, "nothing to tear down: " + dec.Reason + "; no workflow was run", nil
-	case DecideFollow:
+	case workflow.DecideFollow:
 		w, wr.Name = dec.Run, dec.Run.Name
 	default:
 		if r.cfg.DryRun {
@@ -400,18 +410,18 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 				r.cfg.PVPolicy, r.cfg.CRDPolicy, len(present), len(refs), strings.Join(present, " → ")), nil
 		}
 		nw := r.newRun(dag.Teardown, map[string]string{"confirm": r.cfg.Confirm, "pv-policy": r.cfg.PVPolicy, "crd-policy": r.cfg.CRDPolicy})
-		if w, err = r.submit(ctx, nw); err != nil {
+		if w, err = workflow.Submit(ctx, r.cl, nw); err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
 		wr.Name = w.Name
 		r.log.Phase(PhaseSubmit).Info("submitted", "workflow", w.Name, "pv_policy", r.cfg.PVPolicy, "crd_policy", r.cfg.CRDPolicy)
 	}
-	r.report.endPhase(PhaseSubmit)
+	r.report.EndPhase(PhaseSubmit)
 
-	r.report.phase(PhaseFollow)
+	r.report.Phase(PhaseFollow)
 	w, err = r.follow(ctx, w, tasksOf(refs))
-	r.report.endPhase(PhaseFollow)
+	r.report.EndPhase(PhaseFollow)
 	r.recordRun(w)
 	r.fromWorkflow(w, refs, dag.Teardown, nil)
 	if err != nil {
@@ -425,8 +435,8 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 // Exit 0 clean, 2 when only orphans (resources or Applications) are left,
 // 1 on any other failure.
 func (r *run) verifyTeardown(ctx context.Context, w *wfv1.Workflow, refs []compRef) (int, string, error) {
-	r.report.phase(PhaseVerify)
-	defer r.report.endPhase(PhaseVerify)
+	r.report.Phase(PhaseVerify)
+	defer r.report.EndPhase(PhaseVerify)
 	names, err := r.teardownNames(ctx, refs)
 	if err != nil {
 		r.metrics.Error(PhaseVerify)
@@ -451,28 +461,28 @@ func (r *run) verifyTeardown(ctx context.Context, w *wfv1.Workflow, refs []compR
 	}
 	switch teardownCode(w.Status.Phase, r.report.Components, len(left)) {
 	case exitcode.Failure:
-		r.report.recommend("fix what blocked the teardown (see failures), then run teardown again: apps already deleted are found gone")
+		r.report.Recommend("fix what blocked the teardown (see failures), then run teardown again: apps already deleted are found gone")
 		return exitcode.Failure, fmt.Sprintf("%s ended %s; %d apps deleted, %s still present: %s",
-			w.Name, w.Status.Phase, n[CompDeleted], plural(len(left), "Application"), strings.Join(left, ", ")), nil
+			w.Name, w.Status.Phase, n[report.CompDeleted], plural(len(left), "Application"), strings.Join(left, ", ")), nil
 	case exitcode.Partial:
 		for _, name := range left {
-			r.report.fail(name, PhaseVerify, "the Application still exists after the teardown")
+			r.report.Fail(name, PhaseVerify, "the Application still exists after the teardown")
 			r.metrics.Error(PhaseVerify)
 		}
-		r.report.recommend("delete the orphaned resources listed under failures (or move them out of the platform), then run teardown again")
-		return exitcode.Partial, fmt.Sprintf("%s: teardown left orphans (%d components with orphaned resources, %d Applications left)", w.Name, n[CompOrphans], len(left)), nil
+		r.report.Recommend("delete the orphaned resources listed under failures (or move them out of the platform), then run teardown again")
+		return exitcode.Partial, fmt.Sprintf("%s: teardown left orphans (%d components with orphaned resources, %d Applications left)", w.Name, n[report.CompOrphans], len(left)), nil
 	}
-	return exitcode.OK, fmt.Sprintf("%s Succeeded: %d apps deleted, %d already absent; no Application of the scope is left", w.Name, n[CompDeleted], n[CompNothingToDo]), nil
+	return exitcode.OK, fmt.Sprintf("%s Succeeded: %d apps deleted, %d already absent; no Application of the scope is left", w.Name, n[report.CompDeleted], n[report.CompNothingToDo]), nil
 }
 
 // teardownCode classifies a finished teardown: 1 when a node failed for
 // another reason than orphaned resources (or the run failed with none), 2
 // when only orphans or Applications are left, 0 when clean.
-func teardownCode(phase wfv1.WorkflowPhase, comps []Component, left int) int {
+func teardownCode(phase wfv1.WorkflowPhase, comps []report.Component, left int) int {
 	orphans, failures := 0, 0
 	for _, c := range comps {
 		switch c.Status {
-		case CompOrphans:
+		case report.CompOrphans:
 			orphans++
 		case string(wfv1.NodeFailed), string(wfv1.NodeError):
 			failures++
@@ -518,7 +528,7 @@ func (r *run) readPlatformApps(ctx context.Context) ([]string, error) {
 	nss[r.cfg.DAG.Platform.Spec.ArgoCD.Namespace] = true
 	var out []string
 	for _, ns := range slices.Sorted(maps.Keys(nss)) {
-		list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, listByPlatform(r.cfg.Platform()))
+		list, err := r.cl.Dynamic.Resource(livestate.GVRApplication).Namespace(ns).List(ctx, listByPlatform(r.cfg.Platform()))
 		if err != nil {
 			return nil, err
 		}

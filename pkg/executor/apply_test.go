@@ -18,6 +18,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 func compiled(t *testing.T, c *Config) *compile.Output {
@@ -71,22 +73,22 @@ func TestObjectsToApply(t *testing.T) {
 			// and the rest of the folder, applied by hand with the same manager
 			want = "deployctl-minimal"
 		}
-		if o.manager != want {
-			t.Errorf("%s applied by %q, want %q", o, o.manager, want)
+		if o.Manager != want {
+			t.Errorf("%s applied by %q, want %q", o, o.Manager, want)
 		}
 	}
-	cm := objs[3].u
+	cm := objs[3].U
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	if data["accounts.deployctl"] != "apiKey" || data["resource.customizations.health.argoproj.io_Application"] == "" ||
 		data["resource.customizations.health.ceph.rook.io_CephCluster"] == "" {
 		t.Errorf("argocd-cm must carry the account and the health customizations: keys %v", keys(data))
 	}
-	tok, _, _ := unstructured.NestedString(objs[5].u.Object, "data", "token")
+	tok, _, _ := unstructured.NestedString(objs[5].U.Object, "data", "token")
 	if tok != "U0VOVElORUwtVE9LRU4tbXVzdC1uZXZlci1iZS1wcmludGVk" { // base64 of the sentinel, newline trimmed
 		t.Errorf("token secret data %q", tok)
 	}
 	for _, o := range objs[9:] {
-		if o.u.GetLabels()[compile.LabelSpecHash] == "" {
+		if o.U.GetLabels()[compile.LabelSpecHash] == "" {
 			t.Errorf("%s lacks the spec-hash label", o)
 		}
 	}
@@ -134,7 +136,7 @@ func newFakeDynamic(t *testing.T) (*dynfake.FakeDynamicClient, *fakeApplier) {
 		rv := 1
 		if ok {
 			rv, _ = strconv.Atoi(old.GetResourceVersion())
-			if sameObject(withRV(&u, old.GetResourceVersion()), old) {
+			if apply.SameObject(withRV(&u, old.GetResourceVersion()), old) {
 				return true, old.DeepCopy(), nil
 			}
 			rv++
@@ -165,22 +167,22 @@ func TestApplyIsIdempotent(t *testing.T) {
 	}
 	dyn, f := newFakeDynamic(t)
 	ctx := context.Background()
-	first, err := applyAll(ctx, dyn, objs, false)
+	first, err := apply.All(ctx, dyn, objs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countResults(first); n[Created] != len(objs) {
+	if n := report.CountResults(first); n[report.Created] != len(objs) {
 		t.Errorf("first apply: %v", n)
 	}
 	rvs := map[string]string{}
 	for k, o := range f.objs {
 		rvs[k] = o.GetResourceVersion()
 	}
-	second, err := applyAll(ctx, dyn, objs, false)
+	second, err := apply.All(ctx, dyn, objs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countResults(second); n[Unchanged] != len(objs) {
+	if n := report.CountResults(second); n[report.Unchanged] != len(objs) {
 		t.Errorf("second apply: %v", n)
 	}
 	for k, o := range f.objs {
@@ -188,35 +190,15 @@ func TestApplyIsIdempotent(t *testing.T) {
 			t.Errorf("%s changed: resourceVersion %s → %s", k, rvs[k], o.GetResourceVersion())
 		}
 	}
-	objs[len(objs)-1].u.SetAnnotations(map[string]string{"x": "y"})
-	third, err := applyAll(ctx, dyn, objs, false)
+	objs[len(objs)-1].U.SetAnnotations(map[string]string{"x": "y"})
+	third, err := apply.All(ctx, dyn, objs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := third[len(third)-1]; last.Result != Configured || countResults(third)[Unchanged] != len(objs)-1 {
+	if last := third[len(third)-1]; last.Result != report.Configured || report.CountResults(third)[report.Unchanged] != len(objs)-1 {
 		t.Errorf("third apply: %v", third)
 	}
 	if f.applies != 3*len(objs) {
 		t.Errorf("%d applies", f.applies)
-	}
-}
-
-// A dry-run outcome compares the would-be object with the live one,
-// ignoring the field manager's bookkeeping.
-func TestSameObject(t *testing.T) {
-	a := &unstructured.Unstructured{Object: map[string]any{
-		"kind": "ConfigMap", "metadata": map[string]any{"name": "x", "resourceVersion": "7",
-			"managedFields": []any{map[string]any{"manager": "deployctl", "time": "2026-01-01T00:00:00Z"}}},
-		"data": map[string]any{"k": "v"},
-	}}
-	b := a.DeepCopy()
-	unstructured.SetNestedField(b.Object, "8", "metadata", "resourceVersion")
-	unstructured.SetNestedSlice(b.Object, []any{map[string]any{"manager": "deployctl", "time": "2026-02-01T00:00:00Z"}}, "metadata", "managedFields")
-	if !sameObject(a, b) {
-		t.Error("bookkeeping differences must not count")
-	}
-	unstructured.SetNestedField(b.Object, "w", "data", "k")
-	if sameObject(a, b) {
-		t.Error("a data change must count")
 	}
 }

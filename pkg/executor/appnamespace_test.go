@@ -11,6 +11,8 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // An app with its own applicationNamespace is read there, not in Argo CD's
@@ -33,8 +35,8 @@ func TestReadAppsInAppNamespace(t *testing.T) {
 	cm := application("cert-manager", "Healthy", "Synced", nil)
 	cm.SetLabels(map[string]string{compile.LabelPlatform: c.Platform()})
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{gvrApplication: "ApplicationList"}, inTeamA, stale, cm)
-	r := &run{cfg: c, cl: &Clients{Dynamic: dyn}}
+		map[schema.GroupVersionResource]string{livestate.GVRApplication: "ApplicationList"}, inTeamA, stale, cm)
+	r := &run{cfg: c, cl: &kube.Clients{Dynamic: dyn}}
 	states, agg, err := r.readApps(context.Background(), []string{"cert-manager", "database"})
 	if err != nil {
 		t.Fatal(err)

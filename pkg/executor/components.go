@@ -9,16 +9,9 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
-)
-
-// Component statuses beyond Argo's node phases.
-const (
-	CompNotRun      = "NotRun"      // its node never ran: something it depends on failed
-	CompKept        = "Kept"        // succeeded in the resumed run, not run again
-	CompDeleted     = "Deleted"     // teardown deleted it
-	CompNothingToDo = "NothingToDo" // teardown found it already gone
-	CompOrphans     = "Orphans"     // teardown deleted it but resources were left
-	CompChecked     = "Checked"     // validate read it
+	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
+	"github.com/deployctl/deployctl/pkg/livestate"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // compRef is one component: a workflow task, its Argo CD Application and
@@ -74,7 +67,7 @@ func appsOf(refs []compRef) []string {
 // fromWorkflow fills the components and failures from a run's nodes and
 // step results. kept are the tasks a resume did not run again.
 func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, kept map[string]bool) {
-	nodes := taskNodes(w)
+	nodes := livestate.TaskNodes(w)
 	failed := map[string]bool{}
 	for _, c := range refs {
 		if n, ok := nodes[c.task]; ok && n.FailedOrError() {
@@ -86,11 +79,11 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 		d = r.compiled.Teardown
 	}
 	for _, c := range refs {
-		comp := Component{Name: c.app, Stack: c.stack}
+		comp := report.Component{Name: c.app, Stack: c.stack}
 		n, ok := nodes[c.task]
 		switch {
 		case !ok || n.Phase == wfv1.NodeOmitted || n.Phase == wfv1.NodeSkipped:
-			comp.Status = CompNotRun
+			comp.Status = report.CompNotRun
 			if blockers := blockedBy(d, c.task, failed, action); len(blockers) > 0 {
 				comp.Message = "not run: " + strings.Join(blockers, ", ") + " failed"
 			} else if w.Status.Phase.Completed() {
@@ -100,18 +93,18 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 			}
 		default:
 			comp.Status = string(n.Phase)
-			comp.DurationSeconds = nodeSeconds(n)
+			comp.DurationSeconds = workflow.NodeSeconds(n)
 			if n.Type == wfv1.NodeTypeRetry {
-				comp.Attempts = len(attempts(w, n))
+				comp.Attempts = len(livestate.Attempts(w, n))
 			}
-			comp.StepResult = resultOf(w, n)
+			comp.StepResult = livestate.ResultOf(w, n)
 			if kept[c.task] && n.Phase == wfv1.NodeSucceeded {
-				comp.Status, comp.Message = CompKept, "succeeded in the resumed run; not synced again"
+				comp.Status, comp.Message = report.CompKept, "succeeded in the resumed run; not synced again"
 			}
 			if action == dag.Teardown && n.Phase == wfv1.NodeSucceeded && comp.StepResult != nil {
-				comp.Status = CompDeleted
+				comp.Status = report.CompDeleted
 				if comp.StepResult.NothingToDo {
-					comp.Status, comp.Message = CompNothingToDo, "the Application did not exist"
+					comp.Status, comp.Message = report.CompNothingToDo, "the Application did not exist"
 				}
 				var retained []string
 				if res := comp.StepResult; len(res.RetainedPVCs) > 0 {
@@ -130,13 +123,13 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 					comp.Message = res.Message
 				}
 				if res := comp.StepResult; action == dag.Teardown && res != nil && len(res.Orphans) > 0 {
-					comp.Status = CompOrphans
+					comp.Status = report.CompOrphans
 				}
-				diag := comp.StepResult.diagnostics()
+				diag := stepDiagnostics(comp.StepResult)
 				if n.Message != "" {
 					diag = append([]string{"node: " + n.Message}, diag...)
 				}
-				r.report.fail(c.app, PhaseFollow, comp.Message, diag...)
+				r.report.Fail(c.app, PhaseFollow, comp.Message, diag...)
 				r.metrics.Error(PhaseFollow)
 			}
 		}
@@ -193,7 +186,7 @@ func (r *run) withHealth(states map[string]*appState) {
 func (r *run) componentsFromApps(refs []compRef, states map[string]*appState) {
 	for _, c := range refs {
 		s := states[c.app]
-		comp := Component{Name: c.app, Stack: c.stack, Status: CompChecked}
+		comp := report.Component{Name: c.app, Stack: c.stack, Status: report.CompChecked}
 		if s != nil {
 			comp.Verdict = s.Verdict
 			switch {

@@ -3,7 +3,6 @@ package executor
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,9 +15,11 @@ import (
 
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/redact"
-
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor/internal/metrics"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -62,7 +63,7 @@ type Config struct {
 	MetricsAddr string
 
 	// Env is environment.yaml; Overrides says what it changed in the spec.
-	Env       *EnvironmentFile
+	Env       *report.EnvironmentFile
 	Overrides []string
 	// DAG is the whole platform (not scoped), environment overrides applied.
 	DAG *dag.DAG
@@ -112,7 +113,7 @@ var traceRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // lists every problem.
 func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	val, from := o.resolve(getenv)
-	c := &Config{Action: o.action, secrets: map[string][]byte{}, redact: &redact.Set{}}
+	c := &Config{Action: o.Action, secrets: map[string][]byte{}, redact: &redact.Set{}}
 	var problems []string
 	bad := func(key, format string, args ...any) {
 		problems = append(problems, name(key)+": "+fmt.Sprintf(format, args...))
@@ -153,13 +154,13 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	c.ReportFile, c.MetricsFile = reportPaths(val["report"], val["metrics-file"], getenv)
 	c.MetricsAddr = val["metrics-addr"]
 	if c.MetricsAddr != "" {
-		addr, err := metricsAddr(c.MetricsAddr)
+		addr, err := metrics.Addr(c.MetricsAddr)
 		if err != nil {
 			bad("metrics-addr", "%q: %v", c.MetricsAddr, err)
 		}
 		c.MetricsAddr = addr
 	}
-	if o.action == ActionTeardown {
+	if o.Action == ActionTeardown {
 		c.PVPolicy, c.CRDPolicy = val["pv-policy"], val["crd-policy"]
 		for _, key := range []string{"pv-policy", "crd-policy"} {
 			if v := val[key]; v != "retain" && v != "delete" {
@@ -191,7 +192,7 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	problems = append(problems, c.loadSpec(env, scopeOK)...)
 	problems = append(problems, c.loadSecrets(from["secrets-dir"] != "default")...)
 
-	if o.action == ActionTeardown {
+	if o.Action == ActionTeardown {
 		// The missing confirmation is listed whatever else is wrong (a spec
 		// that does not load included): everything is fixed in one pass.
 		switch {
@@ -237,12 +238,12 @@ func (c *Config) loadKubeconfig(val, from map[string]string) []string {
 		return []string{fmt.Sprintf("KUBECONFIG_DATA and %s are both set: give exactly one", from["kubeconfig"])}
 	case data != "":
 		c.KubeconfigSource = "KUBECONFIG_DATA"
-		if kc, err = DecodeKubeconfig(data, c.redact); err != nil {
+		if kc, err = kube.DecodeKubeconfig(data, c.redact); err != nil {
 			return []string{err.Error()}
 		}
 	default:
 		c.KubeconfigSource = path
-		if kc, err = ReadKubeconfig(path, c.redact); err != nil {
+		if kc, err = kube.ReadKubeconfig(path, c.redact); err != nil {
 			return []string{name("kubeconfig") + ": " + err.Error()}
 		}
 	}
@@ -259,15 +260,6 @@ func (c *Config) loadKubeconfig(val, from map[string]string) []string {
 		return []string{fmt.Sprintf("%s: context %q names cluster %q, which is not defined", c.KubeconfigSource, kc.CurrentContext, ctx.Cluster)}
 	}
 	return nil
-}
-
-// readProblem is the problem of a file that could not be read: the limit
-// it broke, or the reason, after its path.
-func readProblem(path string, err error) string {
-	if readlimit.IsTooLarge(err) {
-		return err.Error() // already "PATH: larger than the N MiB limit"
-	}
-	return fmt.Sprintf("%s: %v", path, cleanPathError(err))
 }
 
 // checkScope checks TARGET_SCOPE's form (platform, stack:NAME, app:NAME,
@@ -289,11 +281,11 @@ func checkScope(scope string) string {
 
 // loadSpec reads dag.yaml, applies environment.yaml's overrides and checks
 // the scope.
-func (c *Config) loadSpec(env *EnvironmentFile, scopeOK bool) []string {
+func (c *Config) loadSpec(env *report.EnvironmentFile, scopeOK bool) []string {
 	path := filepath.Join(c.ConfigDir, SpecFileName)
 	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
-		return []string{readProblem(path, err)}
+		return []string{readlimit.Problem(path, err)}
 	}
 	// dag.Parse, as lint: a spec with errors still has its graph checked,
 	// so a cycle is listed with the other problems.
@@ -334,7 +326,7 @@ func (c *Config) loadSecrets(explicit bool) []string {
 		if os.IsNotExist(err) && !explicit {
 			return nil
 		}
-		return []string{fmt.Sprintf("%s: %s: %v", name("secrets-dir"), c.SecretsDir, cleanPathError(err))}
+		return []string{readlimit.Problem(name("secrets-dir")+": "+c.SecretsDir, err)}
 	}
 	var problems []string
 	for _, e := range entries {
@@ -349,7 +341,7 @@ func (c *Config) loadSecrets(explicit bool) []string {
 		}
 		switch {
 		case err != nil:
-			problems = append(problems, readProblem(p, err))
+			problems = append(problems, readlimit.Problem(p, err))
 		case len(strings.TrimSpace(string(b))) == 0:
 			problems = append(problems, p+": empty")
 		default:
@@ -376,23 +368,4 @@ func reportPaths(report, metrics string, getenv func(string) (string, bool)) (st
 		metrics = filepath.Join(filepath.Dir(report), "deployctl-metrics.prom")
 	}
 	return report, metrics
-}
-
-// metricsAddr defaults the host to loopback: metrics are served to the
-// world only when asked explicitly (0.0.0.0:PORT).
-func metricsAddr(s string) (string, error) {
-	if !strings.Contains(s, ":") {
-		s = ":" + s
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return "", err
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("bad port %q", port)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
@@ -30,19 +28,21 @@ func baseEnv(t *testing.T) map[string]string {
 	}
 }
 
-func options(t *testing.T, action Action, args ...string) *Options {
+// options are an action's options with the flags given on the command
+// line (flag name → value; the command line's parsing is
+// pkg/cmd/deployctl/internal/action's).
+func options(t *testing.T, action Action, flags ...string) *Options {
 	t.Helper()
-	fs := pflag.NewFlagSet(string(action), pflag.ContinueOnError)
-	o := NewOptions(action, fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
+	o := &Options{Action: action, Flags: map[string]string{}}
+	for i := 0; i+1 < len(flags); i += 2 {
+		o.Flags[flags[i]] = flags[i+1]
 	}
 	return o
 }
 
-func load(t *testing.T, action Action, env map[string]string, args ...string) (*Config, error) {
+func load(t *testing.T, action Action, env map[string]string, flags ...string) (*Config, error) {
 	t.Helper()
-	return options(t, action, args...).Load(lookup(env))
+	return options(t, action, flags...).Load(lookup(env))
 }
 
 func lookup(env map[string]string) func(string) (string, bool) {
@@ -219,7 +219,7 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 	env["ENVIRONMENT"] = "production"
 	env["TARGET_SCOPE"] = "app:nope"
 	env["DRY_RUN"] = "false"
-	c, err := load(t, ActionDeploy, env, "--environment", "staging", "--scope", "app:web", "--dry-run", "--timeout", "90s")
+	c, err := load(t, ActionDeploy, env, "environment", "staging", "scope", "app:web", "dry-run", "true", "timeout", "90s")
 	if err != nil {
 		t.Fatal(err)
 	}

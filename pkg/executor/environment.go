@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
-	"time"
 	"unicode"
 
 	"gopkg.in/yaml.v3"
@@ -18,38 +16,16 @@ import (
 
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/redact"
+	"github.com/deployctl/deployctl/pkg/report"
 )
-
-// EnvironmentFile is /config/environment.yaml: what differs between the
-// environments one platform spec is deployed to. Unknown fields are errors.
-type EnvironmentFile struct {
-	Name          string `yaml:"name" json:"name"`
-	Domain        string `yaml:"domain" json:"domain"`
-	GitRepository string `yaml:"gitRepository" json:"gitRepository"`
-	GitRevision   string `yaml:"gitRevision" json:"gitRevision"`
-	// ClusterName, when set, must be the cluster of the kubeconfig's
-	// current context: a guard against deploying to the wrong cluster.
-	ClusterName        string `yaml:"clusterName,omitempty" json:"clusterName,omitempty"`
-	ArgoCDNamespace    string `yaml:"argocdNamespace,omitempty" json:"argocdNamespace,omitempty"`
-	WorkflowsNamespace string `yaml:"workflowsNamespace,omitempty" json:"workflowsNamespace,omitempty"`
-	Timeouts           struct {
-		Sync   time.Duration `yaml:"sync,omitempty" json:"sync,omitempty"`
-		Health time.Duration `yaml:"health,omitempty" json:"health,omitempty"`
-	} `yaml:"timeouts,omitempty" json:"timeouts"`
-	Retries struct {
-		// MaxAttempts counts the first attempt: 1 means no retry.
-		MaxAttempts int           `yaml:"maxAttempts,omitempty" json:"maxAttempts,omitempty"`
-		Backoff     time.Duration `yaml:"backoff,omitempty" json:"backoff,omitempty"`
-	} `yaml:"retries,omitempty" json:"retries"`
-}
 
 // readEnvironment decodes environment.yaml strictly and returns every
 // problem in it, each prefixed with the file (and line where known).
 // A password in gitRepository is registered with secrets (and refused).
-func readEnvironment(path string, secrets *redact.Set) (*EnvironmentFile, []string) {
+func readEnvironment(path string, secrets *redact.Set) (*report.EnvironmentFile, []string) {
 	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
-		return nil, []string{readProblem(path, err)}
+		return nil, []string{readlimit.Problem(path, err)}
 	}
 	// Decoded in two steps: the node tree first, where duplicate keys and
 	// unknown fields are found with their lines (yaml.v3's strict decoder
@@ -73,8 +49,8 @@ func readEnvironment(path string, secrets *redact.Set) (*EnvironmentFile, []stri
 	case doc.Kind != yaml.MappingNode:
 		return nil, []string{fmt.Sprintf("%s: line %d: want a mapping of fields (name, domain, gitRepository, gitRevision, …)", path, doc.Line)}
 	}
-	problems := checkKeys(path, doc, reflect.TypeOf(EnvironmentFile{}))
-	var env EnvironmentFile
+	problems := checkKeys(path, doc, reflect.TypeOf(report.EnvironmentFile{}))
+	var env report.EnvironmentFile
 	if err := doc.Decode(&env); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
@@ -149,7 +125,7 @@ func checkKeys(path string, n *yaml.Node, t reflect.Type) []string {
 // ConfigMap and in every report), gitRevision a Git revision that no tool
 // reads as an option, clusterName a kubeconfig cluster name (printable, no
 // surrounding space).
-func checkEnvironmentValues(path string, env *EnvironmentFile, secrets *redact.Set) []string {
+func checkEnvironmentValues(path string, env *report.EnvironmentFile, secrets *redact.Set) []string {
 	var problems []string
 	bad := func(field, value, msg string) {
 		problems = append(problems, fmt.Sprintf("%s: %s %q: %s", path, field, value, msg))
@@ -249,13 +225,4 @@ func yamlProblem(e string) string {
 		return fmt.Sprintf("%s: %q is not a valid %s", m[1], m[2], m[3])
 	}
 	return e
-}
-
-// cleanPathError drops the "open PATH:" prefix the caller already prints.
-func cleanPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
-	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
@@ -452,25 +451,5 @@ workflowsNamespace: `+strings.Repeat("w", 64)+`
 		if msg := checkScope(scope); msg != "" {
 			t.Errorf("%s: %s", scope, msg)
 		}
-	}
-}
-
-// Issue 11, secrets in output: metrics label values are masked too (a
-// value with a URL password, a known credential used as a name), and the
-// exposition still parses.
-func TestMetricsLabelsMasked(t *testing.T) {
-	m := NewMetrics(ActionDeploy, "minimal", "https://u:pw-1234567@git.example.com/")
-	m.secrets = &redact.Set{}
-	m.secrets.Add(argoToken)
-	m.SetHealth(argoToken, "base", "Healthy")
-	text := m.Render()
-	parseMetrics(t, text)
-	for _, leak := range []string{"pw-1234567", argoToken} {
-		if bytes.Contains(text, []byte(leak)) {
-			t.Errorf("metrics hold %q:\n%s", leak, text)
-		}
-	}
-	if !bytes.Contains(text, []byte(`environment="https://REDACTED@git.example.com/"`)) {
-		t.Errorf("metrics:\n%s", text)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/step/aggregate"
 )
 
@@ -27,18 +28,12 @@ const (
 	AggFailed      = aggregate.Failed
 )
 
-// appState is one Argo CD Application as Argo CD reports it.
+// appState is one Argo CD Application as Argo CD reports it, with its
+// contribution to the aggregate.
 type appState struct {
-	Name           string
-	Exists         bool
-	Health         string
-	HealthMessage  string
-	Sync           string
-	Revision       string
-	OperationPhase string
-	Verdict        string
-	Problems       []string // unhealthy resources and error conditions
-	HistoryLen     int      // sync operations recorded
+	Name string
+	livestate.AppStatus
+	Verdict string
 }
 
 // readApps reads the named Applications (read-only: one list per namespace
@@ -49,7 +44,7 @@ func (r *run) readApps(ctx context.Context, names []string) (map[string]*appStat
 	nsOf := r.appNamespaces(names)
 	byKey := map[string]*unstructured.Unstructured{}
 	for _, ns := range slices.Sorted(maps.Keys(invert(nsOf))) {
-		list, err := r.cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
+		list, err := r.cl.Dynamic.Resource(livestate.GVRApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, AggFailed, fmt.Errorf("reading Applications in %s: %w", ns, err)
 		}
@@ -91,50 +86,13 @@ func invert(m map[string]string) map[string]bool {
 }
 
 func appStateOf(name string, u *unstructured.Unstructured) *appState {
-	s := &appState{Name: name}
+	s := &appState{Name: name, AppStatus: livestate.ReadApp(u)}
 	if u == nil {
 		s.Verdict = AggFailed
 		s.Problems = []string{"the Application does not exist"}
 		return s
 	}
-	str := func(path ...string) string {
-		v, _, _ := unstructured.NestedString(u.Object, path...)
-		return v
-	}
-	s.Exists = true
-	s.Health, s.HealthMessage = str("status", "health", "status"), str("status", "health", "message")
-	s.Sync, s.Revision = str("status", "sync", "status"), str("status", "sync", "revision")
-	s.OperationPhase = str("status", "operationState", "phase")
 	s.Verdict = aggregate.Verdict(s.Health)
-	if h, ok, _ := unstructured.NestedSlice(u.Object, "status", "history"); ok {
-		s.HistoryLen = len(h)
-	}
-	res, _, _ := unstructured.NestedSlice(u.Object, "status", "resources")
-	for _, x := range res {
-		m, _ := x.(map[string]any)
-		h, _, _ := unstructured.NestedString(m, "health", "status")
-		if h == "" || h == "Healthy" {
-			continue
-		}
-		msg, _, _ := unstructured.NestedString(m, "health", "message")
-		kind, _, _ := unstructured.NestedString(m, "kind")
-		rns, _, _ := unstructured.NestedString(m, "namespace")
-		rn, _, _ := unstructured.NestedString(m, "name")
-		p := fmt.Sprintf("%s %s/%s %s", kind, rns, rn, h)
-		if msg != "" {
-			p += ": " + msg
-		}
-		s.Problems = append(s.Problems, p)
-	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, x := range conds {
-		m, _ := x.(map[string]any)
-		t, _, _ := unstructured.NestedString(m, "type")
-		msg, _, _ := unstructured.NestedString(m, "message")
-		if strings.HasSuffix(t, "Error") {
-			s.Problems = append(s.Problems, t+": "+msg)
-		}
-	}
 	return s
 }
 

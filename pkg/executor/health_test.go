@@ -8,6 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 func application(name, health, sync string, extra map[string]any) *unstructured.Unstructured {
@@ -41,8 +44,8 @@ func TestReadApps(t *testing.T) {
 		application("web", "Missing", "OutOfSync", nil),
 	}
 	scheme := runtime.NewScheme()
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{gvrApplication: "ApplicationList"}, apps...)
-	r := &run{cfg: c, cl: &Clients{Dynamic: dyn}}
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{livestate.GVRApplication: "ApplicationList"}, apps...)
+	r := &run{cfg: c, cl: &kube.Clients{Dynamic: dyn}}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		names []string

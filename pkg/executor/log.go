@@ -32,6 +32,9 @@ const (
 	PhaseReport    = "report"
 )
 
+// errorPhases are the phases whose errors the metrics report even at zero.
+var errorPhases = []string{PhaseConfig, PhasePreflight, PhaseCompile, PhaseApply, PhaseSubmit, PhaseFollow, PhaseValidate, PhaseVerify}
+
 // componentExecutor is the component of records not about one app.
 const componentExecutor = "executor"
 

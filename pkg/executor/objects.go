@@ -10,17 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/manifest"
 )
 
-// object is one manifest the executor applies.
-type object struct {
-	gvr schema.GroupVersionResource
-	u   *unstructured.Unstructured
-	// manager is the server-side apply field manager: FieldManager, or
-	// PlatformFieldManager for the Argo CD ConfigMap partials.
-	manager string
-}
+// FieldManager owns the fields deployctl applies (but see
+// PlatformFieldManager).
+const FieldManager = "deployctl"
 
 // PlatformFieldManager owns a platform's keys of the ConfigMaps Argo CD
 // shares between platforms (argocd-cm, argocd-rbac-cm). A field manager owns
@@ -33,22 +30,15 @@ type object struct {
 // the other wrote.
 func PlatformFieldManager(platform string) string { return FieldManager + "-" + platform }
 
-func (o object) String() string {
-	if ns := o.u.GetNamespace(); ns != "" {
-		return fmt.Sprintf("%s %s/%s", o.u.GetKind(), ns, o.u.GetName())
-	}
-	return o.u.GetKind() + " " + o.u.GetName()
-}
-
 // resources maps the kinds the executor applies to their resources.
 var resources = map[string]schema.GroupVersionResource{
 	"ServiceAccount":          {Version: "v1", Resource: "serviceaccounts"},
 	"ConfigMap":               {Version: "v1", Resource: "configmaps"},
-	"Secret":                  gvrSecret,
+	"Secret":                  kube.GVRSecret,
 	"Role":                    {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
 	"RoleBinding":             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-	"ClusterWorkflowTemplate": gvrCWT,
-	"WorkflowTemplate":        gvrWT,
+	"ClusterWorkflowTemplate": kube.GVRClusterWorkflowTemplate,
+	"WorkflowTemplate":        kube.GVRWorkflowTemplate,
 }
 
 // objectsToApply is everything deploy and teardown ensure before they run
@@ -57,7 +47,7 @@ var resources = map[string]schema.GroupVersionResource{
 // customizations, INV-7), the credentials found in the secrets directory,
 // the ClusterWorkflowTemplates, then the platform's WorkflowTemplates (all
 // three actions, so validate and teardown always match the deploy).
-func objectsToApply(c *Config, out *compile.Output) ([]object, error) {
+func objectsToApply(c *Config, out *compile.Output) ([]apply.Object, error) {
 	p := c.DAG.Platform
 	// The compiled argocd-cm partial already holds the account and the
 	// health customizations (pkg/compile/rbac.go): one apply owns them all.
@@ -84,7 +74,7 @@ func objectsToApply(c *Config, out *compile.Output) ([]object, error) {
 	for _, a := range compile.Actions {
 		typed = append(typed, out.WorkflowTemplates[a])
 	}
-	objs := make([]object, 0, len(typed))
+	objs := make([]apply.Object, 0, len(typed))
 	for _, t := range typed {
 		m, err := manifest.Clean(t)
 		if err != nil {
@@ -104,7 +94,7 @@ func objectsToApply(c *Config, out *compile.Output) ([]object, error) {
 				mgr = PlatformFieldManager(out.Platform)
 			}
 		}
-		objs = append(objs, object{gvr: gvr, u: u, manager: mgr})
+		objs = append(objs, apply.Object{GVR: gvr, U: u, Manager: mgr})
 	}
 	return objs, nil
 }

@@ -5,18 +5,18 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
-// Action is what the executor runs.
-type Action string
+// Action is what the executor runs: the three of the contract, and
+// preflight alone (package report's, whose reports say which).
+type Action = report.Action
 
-// The executor's actions: the three of the contract, and preflight alone.
 const (
-	ActionDeploy    Action = "deploy"
-	ActionValidate  Action = "validate"
-	ActionTeardown  Action = "teardown"
-	ActionPreflight Action = "preflight"
+	ActionDeploy    = report.ActionDeploy
+	ActionValidate  = report.ActionValidate
+	ActionTeardown  = report.ActionTeardown
+	ActionPreflight = report.ActionPreflight
 )
 
 // setting is one configuration value: its flag, its environment variable
@@ -59,26 +59,28 @@ var settings = []setting{
 
 // Options are the raw values of one action's settings, before validation.
 type Options struct {
-	action Action
-	values map[string]*string
-	flags  *pflag.FlagSet
+	Action Action
+	// Flags are the settings given on the command line, by flag name
+	// (Setting.Key); each wins over its environment variable.
+	Flags map[string]string
 }
 
-// NewOptions registers the action's flags on fs.
-func NewOptions(action Action, fs *pflag.FlagSet) *Options {
-	o := &Options{action: action, values: map[string]*string{}, flags: fs}
+// Setting is one flag of an action, for the command line to register.
+type Setting struct {
+	Key, Env, Default, Usage string
+	Boolean                  bool // `--flag` alone means true
+}
+
+// Flags are the settings an action takes as flags (all but
+// KUBECONFIG_DATA), in the order of the configuration surface.
+func Flags(action Action) []Setting {
+	var out []Setting
 	for _, s := range settings {
-		if !s.applies(action) || s.envOnly {
-			continue
-		}
-		v := new(string)
-		o.values[s.key] = v
-		fs.StringVar(v, s.key, s.def, s.usage+" ["+s.env+"]")
-		if s.boolean {
-			fs.Lookup(s.key).NoOptDefVal = "true"
+		if s.applies(action) && !s.envOnly {
+			out = append(out, Setting{Key: s.key, Env: s.env, Default: s.def, Usage: s.usage, Boolean: s.boolean})
 		}
 	}
-	return o
+	return out
 }
 
 func (s setting) applies(a Action) bool {
@@ -98,11 +100,11 @@ func (s setting) applies(a Action) bool {
 func (o *Options) resolve(getenv func(string) (string, bool)) (map[string]string, map[string]string) {
 	val, from := map[string]string{}, map[string]string{}
 	for _, s := range settings {
-		if !s.applies(o.action) {
+		if !s.applies(o.Action) {
 			continue
 		}
-		if v, ok := o.values[s.key]; ok && o.flags != nil && o.flags.Changed(s.key) {
-			val[s.key], from[s.key] = *v, "--"+s.key
+		if v, ok := o.Flags[s.key]; ok && !s.envOnly {
+			val[s.key], from[s.key] = v, "--"+s.key
 			continue
 		}
 		if v, ok := getenv(s.env); ok && v != "" {

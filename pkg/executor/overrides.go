@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -31,7 +32,7 @@ import (
 // specData is the spec file's text: after loading, an app's settings are
 // merged with the defaults, so whether an app set a field itself is read
 // from the text. It returns one line per change made.
-func applyEnvironment(d *dag.DAG, specData []byte, env *EnvironmentFile) ([]string, error) {
+func applyEnvironment(d *dag.DAG, specData []byte, env *report.EnvironmentFile) ([]string, error) {
 	own, err := ownSettings(specData)
 	if err != nil {
 		return nil, err

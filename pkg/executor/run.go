@@ -6,6 +6,17 @@
 // follows it, validates, and ends with a status report, Prometheus metrics
 // and the exit code of the contract: 0 success, 1 failure, 2 partial,
 // 3 invalid configuration, 4 timeout.
+//
+// Reading order, as sigs.k8s.io/kind's create actions: run.go (Run: the
+// configuration, then the action) and actions.go (each action as its
+// phases, in order); the phases are packages of their own under internal/:
+//
+//	options.go, config.go, environment.go, overrides.go  settings → Config
+//	internal/preflight  Phase 0: read-only checks, the cluster inventory
+//	objects.go          what to apply; internal/apply applies it
+//	internal/workflow   decide, submit or resume (Argo's retry), follow
+//	health.go, components.go  Argo CD's verdict and the report's components
+//	internal/metrics    Prometheus text and /metrics; package report: the report
 package executor
 
 import (
@@ -13,34 +24,40 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/deployctl/deployctl/internal/atomicfile"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
+	"github.com/deployctl/deployctl/pkg/executor/internal/metrics"
+	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // run is one action being executed.
 type run struct {
-	cfg       *Config
-	cl        *Clients
-	log       *Log
-	out       io.Writer // the human output: transitions, summary
-	tty       bool
-	report    *Report
-	metrics   *Metrics
-	inventory Inventory
-	compiled  *compile.Output
-	objects   []object
-	started   time.Time
-	poll      time.Duration // how often a followed workflow is read
-	// pickupNudgeAfter: how long a resumed run may stay untouched before
-	// awaitPickup nudges it (0: pickupNudgeAfter).
-	pickupNudgeAfter time.Duration
+	cfg      *Config
+	cl       *kube.Clients
+	log      *Log
+	out      io.Writer // the human output: transitions, summary
+	tty      bool
+	report   *report.Report
+	metrics  *metrics.Metrics
+	compiled *compile.Output
+	objects  []apply.Object
+	started  time.Time
+	poll     time.Duration // how often a followed workflow is read
 }
 
 // Run executes an action with the process environment.
@@ -58,15 +75,14 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 	// error main prints (end).
 	r := &run{
 		cfg:     cfg,
-		log:     NewLog(stderr, string(o.action), cfg.LogLevel, cfg.LogFormat, cfg.TraceID, cfg.SpanID, cfg.redact),
+		log:     NewLog(stderr, string(o.Action), cfg.LogLevel, cfg.LogFormat, cfg.TraceID, cfg.SpanID, cfg.redact),
 		out:     cfg.redact.Writer(stdout),
 		tty:     isTerminal(stdout),
-		report:  newReport(cfg, o.action),
+		report:  newReport(cfg, o.Action),
 		started: started,
 		poll:    2 * time.Second,
 	}
-	r.metrics = NewMetrics(o.action, r.report.Platform, cfg.Environment)
-	r.metrics.secrets = cfg.redact
+	r.metrics = metrics.New(string(o.Action), r.report.Platform, cfg.Environment, errorPhases, cfg.redact)
 	if cfgErr != nil {
 		var inv *Invalid
 		if errors.As(cfgErr, &inv) {
@@ -76,7 +92,7 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 			}
 		}
 		r.metrics.Error(PhaseConfig)
-		r.report.recommend("fix the configuration problems listed, then run %s again: nothing was done", o.action)
+		r.report.Recommend("fix the configuration problems listed, then run %s again: nothing was done", o.Action)
 		return r.end(exitcode.Invalid, fmt.Sprintf("invalid configuration (%d problems): nothing was done, the cluster was not contacted", len(r.report.Configuration.Problems)), cfgErr)
 	}
 	lg := r.log.Phase(PhaseConfig)
@@ -86,13 +102,13 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 		lg.Info("environment override", "override", n)
 	}
 
-	r.report.phase(PhaseCompile)
+	r.report.Phase(PhaseCompile)
 	out, err := compile.Compile(cfg.DAG, cfg.Scope)
 	if err == nil {
 		r.compiled = out
 		r.objects, err = objectsToApply(cfg, out)
 	}
-	r.report.endPhase(PhaseCompile)
+	r.report.EndPhase(PhaseCompile)
 	if err != nil {
 		r.metrics.Error(PhaseCompile)
 		return r.end(exitcode.Invalid, "the spec does not compile: "+err.Error(), err)
@@ -100,16 +116,16 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 	r.report.SpecHash = out.SpecHash
 	timeout := cfg.Timeout
 	if timeout == 0 {
-		timeout = defaultTimeout(o.action, out)
+		timeout = defaultTimeout(o.Action, out)
 	}
 	r.report.Timeout = timeout.String()
 	r.log.Phase(PhaseCompile).Info("compiled", "spec_hash", out.SpecHash, "apps", len(out.Deploy.Apps()),
 		"teardown_apps", len(out.Teardown.Apps()), "objects", len(r.objects), "timeout", timeout.String())
 
-	rc, err := cfg.restConfig(o.action)
+	rc, err := cfg.restConfig(o.Action)
 	if err == nil {
 		rc.WarningHandler = apiWarnings{r.log.base.With("component", componentExecutor)}
-		r.cl, err = NewClients(rc)
+		r.cl, err = kube.NewClients(rc)
 	}
 	if err != nil {
 		r.metrics.Error(PhaseConfig)
@@ -132,7 +148,7 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 
 	var code int
 	var summary string
-	switch o.action {
+	switch o.Action {
 	case ActionPreflight:
 		code, summary, err = r.preflightOnly(actx)
 	case ActionDeploy:
@@ -145,19 +161,19 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 	switch {
 	case errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		r.metrics.Error(PhaseFollow)
-		summary = fmt.Sprintf("%s did not finish within its deadline of %s", o.action, timeout)
+		summary = fmt.Sprintf("%s did not finish within its deadline of %s", o.Action, timeout)
 		if w := r.report.Workflow; w != nil && w.Name != "" {
-			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it (it is not started twice), or raise --timeout / TIMEOUT", w.Namespace, w.Name, o.action)
+			r.report.Recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it (it is not started twice), or raise --timeout / TIMEOUT", w.Namespace, w.Name, o.Action)
 		} else {
-			r.report.recommend("raise --timeout / TIMEOUT (now %s), and check why the cluster answers slowly", timeout)
+			r.report.Recommend("raise --timeout / TIMEOUT (now %s), and check why the cluster answers slowly", timeout)
 		}
 		return r.end(exitcode.Timeout, summary, errors.New(summary))
 	case ctx.Err() != nil:
-		summary = fmt.Sprintf("%s interrupted", o.action)
+		summary = fmt.Sprintf("%s interrupted", o.Action)
 		if w := r.report.Workflow; w != nil && w.Name != "" {
-			r.report.recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it", w.Namespace, w.Name, o.action)
+			r.report.Recommend("the workflow %s/%s keeps running in the cluster: run %s again to follow it", w.Namespace, w.Name, o.Action)
 		}
-		r.report.Status = StatusInterrupted
+		r.report.Status = report.StatusInterrupted
 		return r.end(exitcode.Failure, summary, errors.New(summary))
 	}
 	return r.end(code, summary, err)
@@ -166,24 +182,24 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 // end finishes the report and the metrics, writes both, prints the human
 // summary and returns the error carrying the exit code.
 func (r *run) end(code int, summary string, err error) error {
-	status := statusOf(code)
-	if r.report.Status == StatusInterrupted {
-		status = StatusInterrupted
+	status := report.StatusOf(code)
+	if r.report.Status == report.StatusInterrupted {
+		status = report.StatusInterrupted
 	}
-	if code == exitcode.OK && r.report.Workflow != nil && r.report.Workflow.Decision == DecideSkip {
-		status = StatusUpToDate
+	if code == exitcode.OK && r.report.Workflow != nil && r.report.Workflow.Decision == workflow.DecideSkip {
+		status = report.StatusUpToDate
 	}
 	r.metrics.Finish(status)
-	r.report.finish(code, status, summary, r.metrics.Errors())
+	r.report.Finish(code, status, summary, r.metrics.Errors())
 	r.cfg.redact.Walk(r.report)
 	lg := r.log.Phase(PhaseReport)
-	if werr := r.report.writeJSON(r.cfg.ReportFile); werr != nil {
+	if werr := r.report.WriteJSON(r.cfg.ReportFile); werr != nil {
 		lg.Error("cannot write the report", "file", r.cfg.ReportFile, "error", werr.Error())
 	}
 	if werr := writeFileAtomic(r.cfg.MetricsFile, r.metrics.Render(), "# HELP executor_action_duration_seconds "); werr != nil {
 		lg.Error("cannot write the metrics", "file", r.cfg.MetricsFile, "error", werr.Error())
 	}
-	r.report.writeText(r.out)
+	r.report.WriteText(r.out)
 	fmt.Fprintf(r.out, "  report: %s  metrics: %s\n", r.cfg.ReportFile, r.cfg.MetricsFile)
 	lvl := lg.Info
 	if code != exitcode.OK {
@@ -241,4 +257,35 @@ func defaultTimeout(action Action, out *compile.Output) time.Duration {
 		makespan += spec.DefaultTimeouts.Sync.Duration + spec.DefaultTimeouts.Health.Duration + stepDeadlineSlack
 	}
 	return makespan + timeoutSlack
+}
+
+// writeFileAtomic creates path's folder if needed, then writes atomically;
+// it replaces only a file that starts with mark (one it wrote).
+func writeFileAtomic(path string, data []byte, mark string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, mark)
+}
+
+// isTerminal says whether w is a character device (an interactive terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// follow watches a run to its end (workflow.Follow), reporting the shown
+// tasks' transitions on the executor's output and log.
+func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv1.Workflow, error) {
+	return workflow.Follow(ctx, r.cl, w, workflow.Watch{
+		Show: show, Out: r.out, TTY: r.tty, Started: r.started, Poll: r.poll,
+		Log:         r.log.Phase(PhaseFollow),
+		NodeLog:     func(node string) *slog.Logger { return r.log.For(PhaseFollow, node) },
+		JSONLog:     r.cfg.LogFormat == "json",
+		OnReadError: func() { r.metrics.Error(PhaseFollow) },
+	})
 }

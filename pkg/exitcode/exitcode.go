@@ -1,8 +1,10 @@
 // Package exitcode carries a process exit code inside an error, so commands
 // return errors and only main decides how the process ends.
 //
-// The codes are the executor contract (DESIGN.md): 0 success, 1 failure,
-// 2 partial, 3 invalid configuration or arguments, 4 timeout.
+// The codes are the executor's and the step's contract (docs/step-contract.md):
+// 0 success, 1 failure, 2 partial, 3 invalid configuration or arguments,
+// 4 timeout; the step adds 75, a transient fault its workflow retries.
+// Standard library only: the step binary uses it.
 package exitcode
 
 import "errors"
@@ -13,6 +15,9 @@ const (
 	Partial = 2
 	Invalid = 3
 	Timeout = 4
+	// Transient is the step's only: API unreachable, 5xx, operation in
+	// progress. The ClusterWorkflowTemplates' retryStrategy retries it alone.
+	Transient = 75
 )
 
 // Error is an error with the exit code it should end the process with.

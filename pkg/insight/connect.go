@@ -6,44 +6,29 @@ import (
 	"os"
 	"time"
 
-	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/redact"
-	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
-// Flags are how status and explain find the run: the cluster, the
+// Source is where status and explain read the run from: the cluster, the
 // namespace and the workflow.
-type Flags struct {
+type Source struct {
 	Kubeconfig      string
 	Context         string
 	Namespace       string
 	Platform        string
 	Spec            string
 	ArgoCDNamespace string
-	Output          string
-}
-
-// AddFlags registers the flags status and explain share.
-func AddFlags(fs *pflag.FlagSet) *Flags {
-	f := &Flags{}
-	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig file (default KUBECONFIG_PATH, KUBECONFIG_DATA, then kubectl's KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&f.Context, "context", "", "kubeconfig context (default its current context)")
-	fs.StringVarP(&f.Namespace, "namespace", "n", "", "the workflows' namespace (default the spec's, else argo)")
-	fs.StringVar(&f.Platform, "platform", "", "without a workflow name: the latest run of this platform (default the spec's, else any)")
-	fs.StringVar(&f.Spec, "spec", "", "a platform spec: its workflow namespace and platform name")
-	fs.StringVar(&f.ArgoCDNamespace, "argocd-namespace", "", "Argo CD's namespace (default the run's argocd-namespace parameter)")
-	fs.StringVarP(&f.Output, "output", "o", "text", "text or json")
-	return f
 }
 
 // Load connects and reads the run (the named workflow, or the latest).
-func (f *Flags) Load(ctx context.Context, workflow string) (*Run, error) {
+func (f *Source) Load(ctx context.Context, workflow string) (*Run, error) {
 	o := Options{Namespace: f.Namespace, Platform: f.Platform, Workflow: workflow, ArgoCDNamespace: f.ArgoCDNamespace,
 		Secrets: &redact.Set{}}
 	if f.Spec != "" {
@@ -69,19 +54,19 @@ func (f *Flags) Load(ctx context.Context, workflow string) (*Run, error) {
 // these commands being read-only and for people, kubectl's usual places.
 // Every file is read bounded (readlimit.Secret, exit 3 over it), and the
 // credentials found are registered with secrets: the output masks them.
-func (f *Flags) clients(secrets *redact.Set) (*executor.Clients, error) {
+func (f *Source) clients(secrets *redact.Set) (*kube.Clients, error) {
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.Context}
 	var cc clientcmd.ClientConfig
 	path := or(f.Kubeconfig, os.Getenv("KUBECONFIG_PATH"))
 	switch data := os.Getenv("KUBECONFIG_DATA"); {
 	case path != "":
-		kc, err := executor.ReadKubeconfig(path, secrets)
+		kc, err := kube.ReadKubeconfig(path, secrets)
 		if err != nil {
 			return nil, exitcode.With(exitcode.Invalid, err)
 		}
 		cc = clientcmd.NewDefaultClientConfig(*kc, overrides)
 	case data != "":
-		kc, err := executor.DecodeKubeconfig(data, secrets)
+		kc, err := kube.DecodeKubeconfig(data, secrets)
 		if err != nil {
 			return nil, exitcode.With(exitcode.Invalid, err)
 		}
@@ -93,7 +78,7 @@ func (f *Flags) clients(secrets *redact.Set) (*executor.Clients, error) {
 		}
 		cc = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 		if raw, err := cc.RawConfig(); err == nil {
-			executor.AddKubeconfigSecrets(&raw, secrets)
+			kube.AddKubeconfigSecrets(&raw, secrets)
 		}
 	}
 	rc, err := cc.ClientConfig()
@@ -101,12 +86,12 @@ func (f *Flags) clients(secrets *redact.Set) (*executor.Clients, error) {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	secrets.Add(rc.BearerToken, rc.Password, string(rc.KeyData))
-	executor.RegisterSentCredentials(rc, secrets)
+	kube.RegisterSentCredentials(rc, secrets)
 	rc.UserAgent = "deployctl/insight"
 	// The API server's warnings, masked, rather than klog's unmasked line.
 	rc.WarningHandler = rest.NewWarningWriter(secrets.Writer(os.Stderr), rest.WarningWriterOptions{Deduplicate: true})
-	rc.Timeout = 30 * time.Second
-	return executor.NewClients(rc)
+	rc.Timeout = kube.RequestTimeout
+	return kube.NewClients(rc)
 }
 
 // boundedFiles refuses, before client-go reads them whole, the kubeconfig

@@ -178,7 +178,7 @@ func (e *Explanation) Write(w io.Writer, r *Run, format string) error {
 	n := e.Node
 	if a := n.ArgoCD; a != nil && (a.Exists || (n.State != Waiting && n.State != Omitted && n.State != NotRun)) {
 		fmt.Fprintf(&b, "  Argo CD now: %s\n", argoText(n.ArgoCD))
-		for _, p := range n.ArgoCD.problems() {
+		for _, p := range problems(n.ArgoCD) {
 			fmt.Fprintf(&b, "    %s\n", p)
 		}
 	}
@@ -245,7 +245,7 @@ func nodeLine(n *Node) string {
 	}
 	out := s + "\n"
 	if n.State != Failed {
-		for _, p := range n.ArgoCD.problems() {
+		for _, p := range problems(n.ArgoCD) {
 			out += "      " + p + "\n"
 		}
 	}

@@ -131,9 +131,9 @@ func TestStatusHostileServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("KUBECONFIG_PATH", "")
-	for name, f := range map[string]*Flags{
-		"file": {Kubeconfig: path, Output: "text"},
-		"data": {Output: "text"},
+	for name, f := range map[string]*Source{
+		"file": {Kubeconfig: path},
+		"data": {},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("KUBECONFIG_DATA", "")
@@ -174,25 +174,25 @@ func TestStatusKubeconfigBounds(t *testing.T) {
 	t.Setenv("KUBECONFIG_DATA", "")
 	t.Setenv("KUBECONFIG", "")
 
-	_, err = (&Flags{Kubeconfig: big}).Load(context.Background(), "x")
+	_, err = (&Source{Kubeconfig: big}).Load(context.Background(), "x")
 	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), big+": larger than the 1 MiB limit") {
 		t.Errorf("--kubeconfig: exit %d: %v", exitcode.Of(err), err)
 	}
 
 	t.Setenv("KUBECONFIG_DATA", strings.Repeat("QUJD", int(readlimit.Secret/3)+2))
-	_, err = (&Flags{}).Load(context.Background(), "x")
+	_, err = (&Source{}).Load(context.Background(), "x")
 	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "KUBECONFIG_DATA: the decoded kubeconfig is larger than the 1 MiB limit") {
 		t.Errorf("KUBECONFIG_DATA: exit %d: %v", exitcode.Of(err), err)
 	}
 
 	t.Setenv("KUBECONFIG_DATA", "")
 	t.Setenv("KUBECONFIG", big)
-	_, err = (&Flags{}).Load(context.Background(), "x")
+	_, err = (&Source{}).Load(context.Background(), "x")
 	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), big+": larger than the 1 MiB limit") {
 		t.Errorf("KUBECONFIG: exit %d: %v", exitcode.Of(err), err)
 	}
 	t.Setenv("KUBECONFIG", "/dev/zero")
-	_, err = (&Flags{}).Load(context.Background(), "x")
+	_, err = (&Source{}).Load(context.Background(), "x")
 	if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "/dev/zero: not a regular file") {
 		t.Errorf("KUBECONFIG=/dev/zero: exit %d: %v", exitcode.Of(err), err)
 	}

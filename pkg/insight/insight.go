@@ -21,11 +21,12 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/compile"
-	"github.com/deployctl/deployctl/pkg/executor"
+	"github.com/deployctl/deployctl/pkg/graph"
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // States of a node, as people ask about them.
@@ -50,8 +51,6 @@ const (
 	argoCDNamespace = "argocd-namespace"
 )
 
-var gvrApplication = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
-
 // Run is one workflow run of a platform.
 type Run struct {
 	Workflow        string    `json:"workflow"`
@@ -67,6 +66,7 @@ type Run struct {
 	// Nodes in execution order (every node after what it depends on).
 	Nodes   []*Node          `json:"nodes"`
 	byName  map[string]*Node `json:"-"`
+	deps    *graph.Graph     // task → the tasks it depends on
 	secrets *redact.Set
 }
 
@@ -90,24 +90,15 @@ type Node struct {
 	WaitingFor []string `json:"waitingFor,omitempty"`
 	// BlockedBy are the failed nodes an omitted (or not run) node depended
 	// on, directly or not.
-	BlockedBy  []string   `json:"blockedBy,omitempty"`
-	ArgoCD     *AppStatus `json:"argocd,omitempty"`
-	dependents []string
+	BlockedBy []string   `json:"blockedBy,omitempty"`
+	ArgoCD    *AppStatus `json:"argocd,omitempty"`
 	// AppNamespace is the Application's namespace when it is not Argo
 	// CD's (the task's app-namespace: the app's applicationNamespace).
 	AppNamespace string `json:"appNamespace,omitempty"`
 }
 
 // AppStatus is what Argo CD says of an Application.
-type AppStatus struct {
-	Exists           bool     `json:"exists"`
-	Sync             string   `json:"sync,omitempty"`
-	Health           string   `json:"health,omitempty"`
-	HealthMessage    string   `json:"healthMessage,omitempty"`
-	OperationPhase   string   `json:"operationPhase,omitempty"`
-	OperationMessage string   `json:"operationMessage,omitempty"`
-	Problems         []string `json:"problems,omitempty"`
-}
+type AppStatus = livestate.AppStatus
 
 // Node returns a node by task name or Application name, or nil.
 func (r *Run) Node(name string) *Node {
@@ -138,7 +129,7 @@ type Options struct {
 
 // Load reads a run and the Applications of its apps. Everything it returns
 // (the run's messages, an API server's error body) is redacted.
-func Load(ctx context.Context, cl *executor.Clients, o Options) (*Run, error) {
+func Load(ctx context.Context, cl *kube.Clients, o Options) (*Run, error) {
 	r, err := load(ctx, cl, o)
 	if err != nil {
 		return nil, o.Secrets.Error(err)
@@ -148,7 +139,7 @@ func Load(ctx context.Context, cl *executor.Clients, o Options) (*Run, error) {
 	return r, nil
 }
 
-func load(ctx context.Context, cl *executor.Clients, o Options) (*Run, error) {
+func load(ctx context.Context, cl *kube.Clients, o Options) (*Run, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -188,7 +179,7 @@ func load(ctx context.Context, cl *executor.Clients, o Options) (*Run, error) {
 
 // findWorkflow gets the named run, or the latest deploy or teardown run (of
 // the platform, if given): the runs deployctl orders by dependencies.
-func findWorkflow(ctx context.Context, cl *executor.Clients, o Options) (*wfv1.Workflow, error) {
+func findWorkflow(ctx context.Context, cl *kube.Clients, o Options) (*wfv1.Workflow, error) {
 	wfs := cl.Workflows.ArgoprojV1alpha1().Workflows(o.Namespace)
 	if o.Workflow != "" {
 		wf, err := wfs.Get(ctx, o.Workflow, metav1.GetOptions{})
@@ -229,7 +220,7 @@ func findWorkflow(ctx context.Context, cl *executor.Clients, o Options) (*wfv1.W
 // dagTemplate is the run's DAG: the spec stored in its status (the template
 // as it was when the run started), else the inline spec, else the
 // WorkflowTemplate it references.
-func dagTemplate(ctx context.Context, cl *executor.Clients, wf *wfv1.Workflow) (*wfv1.WorkflowSpec, error) {
+func dagTemplate(ctx context.Context, cl *kube.Clients, wf *wfv1.Workflow) (*wfv1.WorkflowSpec, error) {
 	spec := wf.Status.StoredWorkflowSpec
 	if spec == nil && len(wf.Spec.Templates) > 0 {
 		spec = &wf.Spec
@@ -300,14 +291,22 @@ func newRun(wf *wfv1.Workflow, spec *wfv1.WorkflowSpec, now time.Time) *Run {
 		r.byName[n.Name] = n
 		r.Nodes = append(r.Nodes, n)
 	}
+	r.deps = graph.New()
 	for _, n := range r.Nodes {
+		r.deps.AddNode(n.Name)
 		for _, d := range n.DependsOn {
-			if dep := r.byName[d]; dep != nil {
-				dep.dependents = append(dep.dependents, n.Name)
+			if r.byName[d] != nil {
+				r.deps.DependOn(n.Name, d)
 			}
 		}
 	}
-	r.Nodes = topo(r.Nodes, r.byName)
+	// Dependencies first, ties by name; a cycle cannot run: keep every node
+	// as listed.
+	if order, err := r.deps.TopoOrder(); err == nil {
+		for i, name := range order {
+			r.Nodes[i] = r.byName[name]
+		}
+	}
 	return r
 }
 
@@ -335,41 +334,8 @@ func taskDeps(t wfv1.DAGTask) []string {
 	return out
 }
 
-// topo orders nodes dependencies first, ties by name.
-func topo(nodes []*Node, byName map[string]*Node) []*Node {
-	indeg := map[string]int{}
-	for _, n := range nodes {
-		for _, d := range n.DependsOn {
-			if byName[d] != nil {
-				indeg[n.Name]++
-			}
-		}
-	}
-	var ready, out []*Node
-	for _, n := range nodes {
-		if indeg[n.Name] == 0 {
-			ready = append(ready, n)
-		}
-	}
-	for len(ready) > 0 {
-		sort.Slice(ready, func(i, j int) bool { return ready[i].Name < ready[j].Name })
-		n := ready[0]
-		ready = ready[1:]
-		out = append(out, n)
-		for _, m := range n.dependents {
-			if indeg[m]--; indeg[m] == 0 {
-				ready = append(ready, byName[m])
-			}
-		}
-	}
-	if len(out) < len(nodes) { // a cycle cannot run; keep every node anyway
-		return nodes
-	}
-	return out
-}
-
-func readApps(ctx context.Context, cl *executor.Clients, ns string) (map[string]*unstructured.Unstructured, error) {
-	list, err := cl.Dynamic.Resource(gvrApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
+func readApps(ctx context.Context, cl *kube.Clients, ns string) (map[string]*unstructured.Unstructured, error) {
+	list, err := cl.Dynamic.Resource(livestate.GVRApplication).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading Applications in %s: %w", ns, err)
 	}

@@ -20,7 +20,8 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/executor"
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 var now = time.Date(2026, 1, 1, 10, 5, 0, 0, time.UTC)
@@ -79,14 +80,14 @@ func app(name, sync, health, healthMsg, opPhase string, problems ...map[string]a
 	}}
 }
 
-func clients(wfObjs []runtime.Object, apps ...*unstructured.Unstructured) *executor.Clients {
+func clients(wfObjs []runtime.Object, apps ...*unstructured.Unstructured) *kube.Clients {
 	var objs []runtime.Object
 	for _, a := range apps {
 		objs = append(objs, a)
 	}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{gvrApplication: "ApplicationList"}, objs...)
-	return &executor.Clients{Workflows: wffake.NewSimpleClientset(wfObjs...), Dynamic: dyn}
+		map[schema.GroupVersionResource]string{livestate.GVRApplication: "ApplicationList"}, objs...)
+	return &kube.Clients{Workflows: wffake.NewSimpleClientset(wfObjs...), Dynamic: dyn}
 }
 
 var rolloutProblem = map[string]any{"kind": "Deployment", "namespace": "ingress-nginx", "name": "ingress-nginx-controller",
@@ -268,7 +269,7 @@ func TestExplainAFailedRun(t *testing.T) {
 		"deploy of minimal: workflow argo/minimal-deploy-x1 Failed after 3m0s (child 'minimal-deploy-x1-4' failed)\n",
 		"web was never deployed: database failed, and it depends on it\n",
 		"Because of:\n  database                   failed after 2m17s: database is Degraded after sync: StatefulSet app/database: 0/1 ready\n      web ← database\n",
-		"      - unhealthy: StatefulSet app/database Degraded: 0/1 ready\n",
+		"      - unhealthy StatefulSet app/database (Degraded: 0/1 ready)\n",
 	} {
 		if !strings.Contains(text, s) {
 			t.Errorf("explain web lacks %q:\n%s", s, text)
@@ -280,7 +281,7 @@ func TestExplainAFailedRun(t *testing.T) {
 	for _, s := range []string{
 		"database failed after 2m17s: database is Degraded after sync",
 		"  Argo CD now: Synced/Degraded: 0/1 ready\n    StatefulSet app/database Degraded: 0/1 ready\n",
-		"  - Argo CD at the end of the step: Synced/Degraded 0/1 ready (operation Succeeded)\n",
+		"  - Argo CD health Degraded: 0/1 ready, sync Synced, operation Succeeded\n",
 		"Not run because of it: web\n",
 		"`deployctl deploy` again: it resumes this run",
 	} {

@@ -1,20 +1,19 @@
 package insight
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // settle fills every node's state from the Workflow's nodes and Argo CD's
 // Applications (keyed NAMESPACE/NAME).
 func (r *Run) settle(wf *wfv1.Workflow, apps map[string]*unstructured.Unstructured, now time.Time) {
-	nodes := taskNodes(wf)
+	nodes := livestate.TaskNodes(wf)
 	for _, n := range r.Nodes {
 		if n.App != "" {
 			ns := n.AppNamespace
@@ -37,11 +36,11 @@ func (r *Run) settle(wf *wfv1.Workflow, apps map[string]*unstructured.Unstructur
 		}
 		if an.FailedOrError() {
 			n.Message = an.Message
-			if res := resultOf(wf, an); res != nil {
+			if res := livestate.ResultOf(wf, an); res != nil {
 				if res.Message != "" {
 					n.Message = res.Message
 				}
-				n.Diagnostics = res.diagnostics()
+				n.Diagnostics = res.Diagnostics()
 			}
 		}
 	}
@@ -141,30 +140,20 @@ func (r *Run) blockers(n *Node) []*Node {
 
 // upstream is everything n depends on, directly or not, in run order.
 func (r *Run) upstream(n *Node) []*Node {
-	return r.closure(n.DependsOn, func(x *Node) []string { return x.DependsOn })
+	return r.inOrder(r.deps.DepsClosure(r.deps.Deps(n.Name)...))
 }
 
 // downstream is everything that depends on n, directly or not.
 func (r *Run) downstream(n *Node) []*Node {
-	return r.closure(n.dependents, func(x *Node) []string { return x.dependents })
+	return r.inOrder(r.deps.DependentsClosure(r.deps.Dependents(n.Name)...))
 }
 
-func (r *Run) closure(start []string, next func(*Node) []string) []*Node {
-	seen := map[string]bool{}
-	var out []*Node
-	var walk func(names []string)
-	walk = func(names []string) {
-		for _, d := range names {
-			x := r.byName[d]
-			if x == nil || seen[d] {
-				continue
-			}
-			seen[d] = true
-			out = append(out, x)
-			walk(next(x))
-		}
+// inOrder are the named nodes in run order.
+func (r *Run) inOrder(names []string) []*Node {
+	out := make([]*Node, 0, len(names))
+	for _, x := range names {
+		out = append(out, r.byName[x])
 	}
-	walk(start)
 	r.sortByOrder(out)
 	return out
 }
@@ -180,130 +169,14 @@ func (r *Run) sortByOrder(nodes []*Node) {
 // finished: the node will not change any more, and did what it should.
 func finished(state string) bool { return state == Healthy || state == Deleted || state == Done }
 
-// taskNodes maps each task of the top-level DAG to its node (the Retry node
-// of a task with a retryStrategy), as the executor reads them.
-func taskNodes(wf *wfv1.Workflow) map[string]*wfv1.NodeStatus {
-	out := map[string]*wfv1.NodeStatus{}
-	for id := range wf.Status.Nodes {
-		n := wf.Status.Nodes[id]
-		if n.DisplayName == "" || n.Name != wf.Name+"."+n.DisplayName {
-			continue
-		}
-		out[n.DisplayName] = &n
-	}
-	return out
-}
-
-// stepResult is the part of the in-step binary's result (the node's output
-// parameter `result`) that explains a failure.
-type stepResult struct {
-	Command        string  `json:"command"`
-	Message        string  `json:"message"`
-	Health         string  `json:"health,omitempty"`
-	HealthMessage  string  `json:"healthMessage,omitempty"`
-	SyncStatus     string  `json:"syncStatus,omitempty"`
-	OperationPhase string  `json:"operationPhase,omitempty"`
-	Failing        []issue `json:"failingResources,omitempty"`
-	Degraded       []issue `json:"degradedResources,omitempty"`
-	Orphans        []issue `json:"orphans,omitempty"`
-	Checks         []struct {
-		Check  string `json:"check"`
-		Passed bool   `json:"passed"`
-		Detail string `json:"detail,omitempty"`
-	} `json:"checks,omitempty"`
-}
-
-type issue struct {
-	Resource string `json:"resource"`
-	Status   string `json:"status,omitempty"`
-	Message  string `json:"message,omitempty"`
-}
-
-func (i issue) String() string {
-	return strings.TrimSuffix(strings.TrimSpace(i.Resource+" "+i.Status)+": "+i.Message, ": ")
-}
-
-func (s *stepResult) diagnostics() []string {
-	var out []string
-	if s.Health != "" {
-		out = append(out, fmt.Sprintf("Argo CD at the end of the step: %s/%s %s (operation %s)",
-			or(s.SyncStatus, "-"), s.Health, s.HealthMessage, or(s.OperationPhase, "-")))
-	}
-	for _, x := range s.Failing {
-		out = append(out, "sync failed: "+x.String())
-	}
-	for _, x := range s.Degraded {
-		out = append(out, "unhealthy: "+x.String())
-	}
-	for _, c := range s.Checks {
-		if !c.Passed {
-			out = append(out, "check "+c.Check+" failed: "+c.Detail)
-		}
-	}
-	for _, x := range s.Orphans {
-		out = append(out, "left behind: "+x.String())
-	}
-	return out
-}
-
-// resultOf is the task's step result: its own output, else that of its
-// latest attempt that wrote one.
-func resultOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) *stepResult {
-	cands := []wfv1.NodeStatus{*n}
-	var attempts []wfv1.NodeStatus
-	for _, id := range n.Children {
-		if c, ok := wf.Status.Nodes[id]; ok && n.Type == wfv1.NodeTypeRetry {
-			attempts = append(attempts, c)
-		}
-	}
-	sort.SliceStable(attempts, func(i, j int) bool { return attempts[j].StartedAt.Before(&attempts[i].StartedAt) })
-	for _, c := range append(cands, attempts...) {
-		if c.Outputs == nil {
-			continue
-		}
-		for _, p := range c.Outputs.Parameters {
-			var res stepResult
-			if p.Name == "result" && p.Value != nil && json.Unmarshal([]byte(p.Value.String()), &res) == nil && res.Command != "" {
-				return &res
-			}
-		}
-	}
-	return nil
-}
-
-// appStatus reads what Argo CD's controller wrote on the Application.
+// appStatus is what Argo CD's controller wrote on the Application; an
+// operation requested but not started yet counts as Running.
 func appStatus(u *unstructured.Unstructured) *AppStatus {
-	if u == nil {
-		return &AppStatus{}
-	}
-	str := func(path ...string) string {
-		v, _, _ := unstructured.NestedString(u.Object, path...)
-		return v
-	}
-	s := &AppStatus{Exists: true,
-		Sync: str("status", "sync", "status"), Health: str("status", "health", "status"), HealthMessage: str("status", "health", "message"),
-		OperationPhase: str("status", "operationState", "phase"), OperationMessage: str("status", "operationState", "message")}
-	if _, requested := u.Object["operation"]; requested && s.OperationPhase != "Running" {
+	s := livestate.ReadApp(u)
+	if s.OperationRequested && s.OperationPhase != "Running" {
 		s.OperationPhase, s.OperationMessage = "Running", "sync requested"
 	}
-	res, _, _ := unstructured.NestedSlice(u.Object, "status", "resources")
-	for _, x := range res {
-		m, _ := x.(map[string]any)
-		h, _, _ := unstructured.NestedString(m, "health", "status")
-		if h == "" || h == "Healthy" {
-			continue
-		}
-		msg, _, _ := unstructured.NestedString(m, "health", "message")
-		s.Problems = append(s.Problems, strings.TrimSuffix(fmt.Sprintf("%v %v/%v %s: %s", m["kind"], m["namespace"], m["name"], h, msg), ": "))
-	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, x := range conds {
-		m, _ := x.(map[string]any)
-		if t, _ := m["type"].(string); strings.HasSuffix(t, "Error") {
-			s.Problems = append(s.Problems, fmt.Sprintf("%s: %v", t, m["message"]))
-		}
-	}
-	return s
+	return &s
 }
 
 func or(s, def string) string {

@@ -106,7 +106,7 @@ func (r *Run) statusText() string {
 				what = "waits for " + strings.Join(n.WaitingFor, ", ")
 			}
 			fmt.Fprintf(&b, "  %s (%s%s): %s\n", x, n.State, since(n), what)
-			for _, p := range n.ArgoCD.problems() {
+			for _, p := range problems(n.ArgoCD) {
 				fmt.Fprintf(&b, "      %s\n", p)
 			}
 			fmt.Fprintf(&b, "      holds back %s\n", list(blocking[x], 8))
@@ -147,7 +147,7 @@ func argoText(a *AppStatus) string {
 	return s
 }
 
-func (a *AppStatus) problems() []string {
+func problems(a *AppStatus) []string {
 	if a == nil {
 		return nil
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // An app with its own applicationNamespace: the compiler writes the
@@ -22,13 +24,13 @@ func TestSyncAndWaitInAppNamespace(t *testing.T) {
 	}
 	f := newFakeArgo(t, scenario{after: hs(progressing, healthy)})
 	o := syncAndWait(t, f, "--manifest", manifest, "--app-namespace", "team-a")
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if o.str("appNamespace") != "team-a" || f.count("create") != 1 {
 		t.Errorf("appNamespace %q, creates %d", o.str("appNamespace"), f.count("create"))
 	}
 	f2 := newFakeArgo(t, scenario{after: hs(progressing, healthy)})
 	o = syncAndWait(t, f2, "--manifest", manifest, "--app-namespace", "argocd")
-	expect(t, o, ExitUsage, `the manifest's namespace "team-a" differs from --app-namespace "argocd"`)
+	expect(t, o, exitcode.Invalid, `the manifest's namespace "team-a" differs from --app-namespace "argocd"`)
 	if f2.count("create") != 0 {
 		t.Errorf("created despite the disagreement")
 	}

@@ -10,21 +10,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // Extra checks run after the application is Healthy, within the same health
 // deadline. They are readiness probes: each is retried every checkInterval
 // until it passes; a check that has not passed by the deadline fails the step
 // (exit 1), except that a resource check whose node is Degraded fails at once.
-
-// checkResult is one check's line in the result file.
-type checkResult struct {
-	Check    string `json:"check"`
-	Passed   bool   `json:"passed"`
-	Attempts int    `json:"attempts"`
-	Detail   string `json:"detail,omitempty"`
-}
 
 // checkState is the outcome of one attempt.
 type checkState int
@@ -49,37 +43,37 @@ func parseCheck(s string) (check, error) {
 	case ok && kind == "resource":
 		parts := strings.Split(spec, "/")
 		if len(parts) != 4 || parts[1] == "" || parts[3] == "" {
-			return nil, fail(ExitUsage, "--check %q: want resource:GROUP/KIND/NAMESPACE/NAME (GROUP empty for the core group, NAMESPACE empty for cluster-scoped)", s)
+			return nil, fail(exitcode.Invalid, "--check %q: want resource:GROUP/KIND/NAMESPACE/NAME (GROUP empty for the core group, NAMESPACE empty for cluster-scoped)", s)
 		}
 		return &resourceCheck{ref: argocd.ResourceRef{Group: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}}, nil
 	case ok && kind == "http":
 		i := strings.LastIndex(spec, "=")
 		if i < 0 {
-			return nil, fail(ExitUsage, "--check %q: want http:URL=CODES", s)
+			return nil, fail(exitcode.Invalid, "--check %q: want http:URL=CODES", s)
 		}
 		url, list := spec[:i], spec[i+1:]
 		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-			return nil, fail(ExitUsage, "--check %q: the URL must start with http:// or https://", s)
+			return nil, fail(exitcode.Invalid, "--check %q: the URL must start with http:// or https://", s)
 		}
 		var codes []int
 		for _, c := range strings.Split(list, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(c))
 			if err != nil || n < 100 || n > 599 {
-				return nil, fail(ExitUsage, "--check %q: %q is not an HTTP status code", s, c)
+				return nil, fail(exitcode.Invalid, "--check %q: %q is not an HTTP status code", s, c)
 			}
 			codes = append(codes, n)
 		}
 		return &httpCheck{url: url, codes: codes}, nil
 	}
-	return nil, fail(ExitUsage, "--check %q: want resource:GROUP/KIND/NAMESPACE/NAME or http:URL=CODES", s)
+	return nil, fail(exitcode.Invalid, "--check %q: want resource:GROUP/KIND/NAMESPACE/NAME or http:URL=CODES", s)
 }
 
 // runChecks runs every check until all have passed.
-func (r *runner) runChecks(ctx context.Context, app string, checks []check, res *syncResult) error {
+func (r *runner) runChecks(ctx context.Context, app string, checks []check, res *stepresult.SyncResult) error {
 	if len(checks) == 0 {
 		return nil
 	}
-	results := make([]checkResult, len(checks))
+	results := make([]stepresult.CheckResult, len(checks))
 	apiErrs := make([]error, len(checks))
 	for i, c := range checks {
 		results[i].Check = c.String()
@@ -99,7 +93,7 @@ func (r *runner) runChecks(ctx context.Context, app string, checks []check, res 
 				results[i].Passed = true
 				r.log("check %s passed: %s", c, detail)
 			case checkFailed:
-				return fail(ExitFailed, "check %s failed: %s", c, detail)
+				return fail(exitcode.Failure, "check %s failed: %s", c, detail)
 			default:
 				pending++
 			}
@@ -114,9 +108,9 @@ func (r *runner) runChecks(ctx context.Context, app string, checks []check, res 
 			for i := range checks {
 				if !results[i].Passed {
 					if apiErrs[i] != nil {
-						return fail(ExitTransient, "check %s: the Argo CD API was failing when the health deadline passed: %v", checks[i], apiErrs[i])
+						return fail(exitcode.Transient, "check %s: the Argo CD API was failing when the health deadline passed: %v", checks[i], apiErrs[i])
 					}
-					return fail(ExitFailed, "check %s did not pass before the health deadline; last: %s", checks[i], results[i].Detail)
+					return fail(exitcode.Failure, "check %s did not pass before the health deadline; last: %s", checks[i], results[i].Detail)
 				}
 			}
 		}

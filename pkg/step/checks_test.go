@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 func TestResourceChecks(t *testing.T) {
@@ -19,10 +21,10 @@ func TestResourceChecks(t *testing.T) {
 		code  int
 		msg   string
 	}{
-		{"healthy node", "resource:apps/Deployment/ns/web", ExitOK, ""},
-		{"node without health", "resource:/ConfigMap/ns/cfg", ExitOK, ""},
-		{"absent node", "resource:/ConfigMap/ns/nope", ExitFailed, "check resource:/ConfigMap/ns/nope did not pass before the health deadline; last: not in the application's resource tree"},
-		{"degraded node fails at once", "resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph", ExitFailed, "check resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph failed: Degraded (HEALTH_ERR)"},
+		{"healthy node", "resource:apps/Deployment/ns/web", exitcode.OK, ""},
+		{"node without health", "resource:/ConfigMap/ns/cfg", exitcode.OK, ""},
+		{"absent node", "resource:/ConfigMap/ns/nope", exitcode.Failure, "check resource:/ConfigMap/ns/nope did not pass before the health deadline; last: not in the application's resource tree"},
+		{"degraded node fails at once", "resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph", exitcode.Failure, "check resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph failed: Degraded (HEALTH_ERR)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -39,7 +41,7 @@ func TestResourceChecks(t *testing.T) {
 				expect(t, o, c.code, c.msg)
 			}
 			checks := o.result["checks"].([]any)
-			if len(checks) != 1 || (checks[0].(map[string]any)["passed"] == true) != (c.code == ExitOK) {
+			if len(checks) != 1 || (checks[0].(map[string]any)["passed"] == true) != (c.code == exitcode.OK) {
 				t.Errorf("checks %v", checks)
 			}
 		})
@@ -66,16 +68,16 @@ func TestHTTPCheck(t *testing.T) {
 
 	f := newFakeArgo(t, scenario{exists: true, before: healthy})
 	o := syncAndWait(t, f, "--check", "http:"+vault.URL+"/v1/sys/health=200", "--check", "resource:/ConfigMap/ns/cfg")
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if c := o.result["checks"].([]any)[0].(map[string]any); c["attempts"].(float64) != 3 || c["detail"] != "HTTP 200" {
 		t.Errorf("check %v", c)
 	}
 
 	f = newFakeArgo(t, scenario{exists: true, before: healthy})
 	o = syncAndWait(t, f, "--check", "http:"+vault.URL+"/sealed=200,429", "--health-timeout", "600ms")
-	expect(t, o, ExitFailed, "/sealed=200,429 did not pass before the health deadline; last: HTTP 503")
+	expect(t, o, exitcode.Failure, "/sealed=200,429 did not pass before the health deadline; last: HTTP 503")
 
 	f = newFakeArgo(t, scenario{exists: true, before: healthy})
 	o = syncAndWait(t, f, "--check", "http:"+vault.URL+"/redirect=200", "--health-timeout", "600ms")
-	expect(t, o, ExitFailed, "last: HTTP 302")
+	expect(t, o, exitcode.Failure, "last: HTTP 302")
 }

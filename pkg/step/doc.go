@@ -5,7 +5,7 @@
 //
 //	run.go        entry point: flags → command → exit code, result file, stdout line
 //	flags.go      flags and their environment variables (docs/step-contract.md)
-//	exitcode.go   exit codes and the error type that carries one
+//	exitcode.go   exit codes (package exitcode) and fail, an error that carries one
 //	retry.go      in-process retries of transient API faults
 //	watch.go      one application's updates: watch stream, reconnects, polling fallback
 //	syncwait.go   sync-and-wait: create, earlier operation, then sync and health in turn
@@ -15,5 +15,6 @@
 //	checks.go     extra resource and HTTP checks
 //	validate.go   read-only health of many apps and their aggregate (package aggregate)
 //	teardown.go   cascading delete, PVC policy, orphans
-//	result.go     the JSON result file
+//	result.go     writing the JSON result file (its types: package stepresult)
+//	summary.go    the one line on stdout, from the result
 package step

@@ -1,61 +1,22 @@
 package step
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
-// Exit codes (docs/step-contract.md). The ClusterWorkflowTemplates'
-// retryStrategy retries only ExitTransient.
-const (
-	ExitOK        = 0  // Healthy / deleted / all Healthy
-	ExitFailed    = 1  // sync failed, Degraded, Missing, Unknown, Suspended not allowed, check failed
-	ExitPartial   = 2  // validate: Degraded or Progressing; teardown: orphans left
-	ExitUsage     = 3  // invalid arguments or configuration
-	ExitTimeout   = 4  // sync, health or teardown deadline passed
-	ExitTransient = 75 // API unreachable, 5xx, operation in progress, token not yet valid
-)
+// Exit codes (docs/step-contract.md) are pkg/exitcode's: 0 Healthy /
+// deleted / all Healthy; 1 sync failed, Degraded, Missing, Unknown,
+// Suspended not allowed, check failed; 2 validate Degraded or Progressing,
+// teardown orphans left; 3 invalid arguments or configuration; 4 a sync,
+// health or teardown deadline passed; 75 (Transient) API unreachable, 5xx,
+// operation in progress, token not yet valid — the only code the
+// ClusterWorkflowTemplates' retryStrategy retries. An error that carries no
+// code is a bug or an unforeseen answer: exitcode.Of makes it a permanent
+// failure, never success.
 
-// exitError is a failure that knows its exit code.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
+// fail is an error with the exit code the step ends with.
 func fail(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-// exitCode maps an error to the process exit code. An error that carries no
-// code is a bug or an unforeseen answer: a permanent failure, never success.
-func exitCode(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var e *exitError
-	if errors.As(err, &e) {
-		return e.code
-	}
-	return ExitFailed
-}
-
-// outcomeName is the word the result file uses for an exit code.
-func outcomeName(code int) string {
-	switch code {
-	case ExitOK:
-		return "Succeeded"
-	case ExitFailed:
-		return "Failed"
-	case ExitPartial:
-		return "Partial"
-	case ExitUsage:
-		return "InvalidArguments"
-	case ExitTimeout:
-		return "Timeout"
-	case ExitTransient:
-		return "Transient"
-	}
-	return "Failed"
+	return exitcode.With(code, fmt.Errorf(format, args...))
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // Every flag has an environment variable (docs/step-contract.md): the
@@ -95,7 +97,7 @@ func parseArgs(args []string, env func(string) (string, bool)) (*invocation, err
 	}
 	rest := g.fs.Args()
 	if len(rest) == 0 {
-		return inv, fail(ExitUsage, "no command given (sync-and-wait, validate or teardown)")
+		return inv, fail(exitcode.Invalid, "no command given (sync-and-wait, validate or teardown)")
 	}
 	inv.command = rest[0]
 	c := newBinder(inv.command, env)
@@ -123,13 +125,13 @@ func parseArgs(args []string, env func(string) (string, bool)) (*invocation, err
 		c.str(&t.confirm, "confirm", "", "must equal --platform")
 		c.boolean(&t.cascade, "cascade", true, "delete the app's resources with it; false orphans them (the root Application, whose children have their own teardown nodes)")
 	default:
-		return inv, fail(ExitUsage, "unknown command %q (want sync-and-wait, validate or teardown)", inv.command)
+		return inv, fail(exitcode.Invalid, "unknown command %q (want sync-and-wait, validate or teardown)", inv.command)
 	}
 	if err := c.parse(rest[1:]); err != nil {
 		return inv, err
 	}
 	if extra := c.fs.Args(); len(extra) > 0 {
-		return inv, fail(ExitUsage, "unexpected argument %q", extra[0])
+		return inv, fail(exitcode.Invalid, "unexpected argument %q", extra[0])
 	}
 	return inv, inv.check()
 }
@@ -138,13 +140,13 @@ func parseArgs(args []string, env func(string) (string, bool)) (*invocation, err
 func (inv *invocation) check() error {
 	g := inv.global
 	if g.server == "" {
-		return fail(ExitUsage, "--server (ARGOCD_SERVER) is required")
+		return fail(exitcode.Invalid, "--server (ARGOCD_SERVER) is required")
 	}
 	if g.requestTimeout <= 0 {
-		return fail(ExitUsage, "--request-timeout must be positive")
+		return fail(exitcode.Invalid, "--request-timeout must be positive")
 	}
 	if g.resultFile == "" {
-		return fail(ExitUsage, "--result-file must not be empty")
+		return fail(exitcode.Invalid, "--result-file must not be empty")
 	}
 	switch inv.command {
 	case cmdSyncAndWait:
@@ -153,10 +155,10 @@ func (inv *invocation) check() error {
 			return err
 		}
 		if s.manifestFile != "" && s.manifestB64 != "" {
-			return fail(ExitUsage, "give --manifest or --manifest-base64, not both")
+			return fail(exitcode.Invalid, "give --manifest or --manifest-base64, not both")
 		}
 		if s.syncTimeout <= 0 || s.healthTimeout <= 0 {
-			return fail(ExitUsage, "--sync-timeout and --health-timeout must be positive")
+			return fail(exitcode.Invalid, "--sync-timeout and --health-timeout must be positive")
 		}
 		for _, c := range s.checks.values {
 			if _, err := parseCheck(c); err != nil {
@@ -165,7 +167,7 @@ func (inv *invocation) check() error {
 		}
 	case cmdValidate:
 		if len(inv.validate.apps.values) == 0 {
-			return fail(ExitUsage, "validate needs at least one --app")
+			return fail(exitcode.Invalid, "validate needs at least one --app")
 		}
 		for _, a := range inv.validate.apps.values {
 			if err := checkAppName(a); err != nil {
@@ -178,15 +180,15 @@ func (inv *invocation) check() error {
 			return err
 		}
 		if t.timeout <= 0 {
-			return fail(ExitUsage, "--timeout must be positive")
+			return fail(exitcode.Invalid, "--timeout must be positive")
 		}
 		for _, p := range [][2]string{{"pv-policy", t.pvPolicy}, {"crd-policy", t.crdPolicy}} {
 			if p[1] != policyRetain && p[1] != policyDelete {
-				return fail(ExitUsage, "--%s must be %q or %q, not %q", p[0], policyRetain, policyDelete, p[1])
+				return fail(exitcode.Invalid, "--%s must be %q or %q, not %q", p[0], policyRetain, policyDelete, p[1])
 			}
 		}
 		if t.platform == "" || t.confirm != t.platform {
-			return fail(ExitUsage, "teardown refused: --confirm must equal --platform (%q); nothing was deleted", t.platform)
+			return fail(exitcode.Invalid, "teardown refused: --confirm must equal --platform (%q); nothing was deleted", t.platform)
 		}
 	}
 	return nil
@@ -194,10 +196,10 @@ func (inv *invocation) check() error {
 
 func checkAppName(name string) error {
 	if name == "" {
-		return fail(ExitUsage, "--app is required")
+		return fail(exitcode.Invalid, "--app is required")
 	}
 	if strings.ContainsAny(name, "/ \t\n") {
-		return fail(ExitUsage, "invalid application name %q", name)
+		return fail(exitcode.Invalid, "invalid application name %q", name)
 	}
 	return nil
 }
@@ -285,7 +287,7 @@ func (b *binder) list(p *stringList, name, usage string) {
 
 func (b *binder) noteEnvErr(env, v string, err error) {
 	if b.envErr == nil {
-		b.envErr = fail(ExitUsage, "environment variable %s=%q: %v", env, v, err)
+		b.envErr = fail(exitcode.Invalid, "environment variable %s=%q: %v", env, v, err)
 	}
 }
 
@@ -297,7 +299,7 @@ func (b *binder) parse(args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
 		}
-		return fail(ExitUsage, "%v", err)
+		return fail(exitcode.Invalid, "%v", err)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 func mapEnv(m map[string]string) func(string) (string, bool) {
@@ -73,7 +75,7 @@ func TestInvalidInvocations(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := parseArgs(c.args, mapEnv(c.env))
-		if exitCode(err) != ExitUsage || !strings.Contains(err.Error(), c.want) {
+		if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want exit 3 mentioning %q", c.args, err, c.want)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/argoproj/gitops-engine/pkg/health"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // testTiming keeps every scenario well under a few seconds.
@@ -36,6 +38,7 @@ type outcome struct {
 	code           int
 	stdout, stderr string
 	result         map[string]any
+	raw            []byte // the result file as written
 	elapsed        time.Duration
 }
 
@@ -87,6 +90,7 @@ func startStep(t *testing.T, addr string, tm timing, args ...string) func() outc
 		if err != nil {
 			t.Fatalf("no result file: %v\nstderr:\n%s", err, o.stderr)
 		}
+		o.raw = data
 		if err := json.Unmarshal(data, &o.result); err != nil {
 			t.Fatalf("result file: %v\n%s", err, data)
 		}
@@ -119,7 +123,7 @@ func startSyncAndWait(t *testing.T, f *fakeArgo, tm timing, extra ...string) fun
 	return func() outcome {
 		t.Helper()
 		o := wait()
-		if o.code == ExitOK {
+		if o.code == exitcode.OK {
 			ok := []health.HealthStatusCode{health.HealthStatusHealthy}
 			if strings.Contains(strings.Join(extra, " "), "--allow-suspended") {
 				ok = append(ok, health.HealthStatusSuspended)

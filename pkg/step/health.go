@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // The stale-Healthy trap. Right after a sync Argo CD still reports the health
@@ -40,7 +42,7 @@ import (
 // passes; Progressing waits until ctx's deadline; Degraded, Missing, Unknown
 // (and Suspended unless allowed) fail once confirmed. errOursAgain: a further
 // operation of this run appeared.
-func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpts, s *ourSync, res *syncResult) error {
+func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpts, s *ourSync, res *stepresult.SyncResult) error {
 	name := src.name
 	stopRefreshing := r.refreshForHealth(ctx, src)
 	defer stopRefreshing()
@@ -49,7 +51,7 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 		err := src.wait(ctx, func(v view) (bool, error) {
 			switch {
 			case v.gone():
-				return false, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+				return false, fail(exitcode.Failure, "application %s was deleted while waiting for its health", name)
 			case s.newOurs(v.app):
 				return false, errOursAgain
 			case !v.fresh:
@@ -80,7 +82,7 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 // agrees, with nil when it is Healthy; not done when the failure was
 // momentary. When no answer comes before the deadline the verdict stays
 // unconfirmed: a transient exit, or a timeout.
-func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *ourSync, verdict error, res *syncResult) (bool, error) {
+func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *ourSync, verdict error, res *stepresult.SyncResult) (bool, error) {
 	name := src.name
 	unconfirmed := func(code int, why string) error {
 		return fail(code, "%v — not confirmed: %s", verdict, why)
@@ -92,9 +94,9 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *our
 			if errors.Is(err, context.Canceled) {
 				return true, interrupted()
 			}
-			code := ExitTimeout
+			code := exitcode.Timeout
 			if src.failingNow() {
-				code = ExitTransient
+				code = exitcode.Transient
 			}
 			return true, unconfirmed(code, "the health deadline passed before a hard refresh could confirm it")
 		}
@@ -105,10 +107,10 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *our
 			return err
 		})
 		if argocd.IsNotFound(err) {
-			return true, fail(ExitFailed, "application %s was deleted while waiting for its health", name)
+			return true, fail(exitcode.Failure, "application %s was deleted while waiting for its health", name)
 		}
 		if err != nil {
-			return true, unconfirmed(ExitTransient, "the hard refresh to confirm it failed: "+err.Error())
+			return true, unconfirmed(exitcode.Transient, "the hard refresh to confirm it failed: "+err.Error())
 		}
 		if !src.answer(fresh, t) {
 			r.log("the answer to the hard refresh of %s is no newer than what the step had seen; asking again", name)
@@ -122,7 +124,7 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *our
 		if done || confirmed != nil {
 			return true, confirmed
 		}
-		res.note("a momentary failing health was not confirmed by a hard refresh (now %s)", healthOf(fresh))
+		res.Note("a momentary failing health was not confirmed by a hard refresh (now %s)", healthOf(fresh))
 		r.log("%s is %s on the hard refresh: the failure was momentary; waiting on", name, healthOf(fresh))
 		return false, nil
 	}
@@ -194,7 +196,7 @@ func (r *runner) refreshForHealth(ctx context.Context, src *appSource) func() {
 
 // judge decides on one fresh view: done (Healthy, or Suspended when allowed),
 // keep waiting (Progressing, not yet assessed), or fail.
-func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspended bool, res *syncResult) (bool, error) {
+func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspended bool, res *stepresult.SyncResult) (bool, error) {
 	h := app.Status.Health
 	res.Health, res.HealthMessage, res.SyncStatus = string(h.Status), h.Message, string(app.Status.Sync.Status)
 	name := app.Metadata.Name
@@ -208,30 +210,30 @@ func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspen
 	case argocd.HealthSuspended:
 		if allowSuspended {
 			stamp(&res.Timings.HealthyAt)
-			res.note("Suspended accepted (--allow-suspended)")
+			res.Note("Suspended accepted (--allow-suspended)")
 			return true, nil
 		}
-		return false, fail(ExitFailed, "application %s is Suspended%s (pass --allow-suspended if that is expected)", name, withMessage(h.Message))
+		return false, fail(exitcode.Failure, "application %s is Suspended%s (pass --allow-suspended if that is expected)", name, withMessage(h.Message))
 	case argocd.HealthDegraded:
 		res.DegradedResources = r.unhealthyResources(ctx, app, argocd.HealthDegraded)
-		return false, fail(ExitFailed, "application %s is Degraded after its sync%s; degraded resources: %s",
+		return false, fail(exitcode.Failure, "application %s is Degraded after its sync%s; degraded resources: %s",
 			name, withMessage(h.Message), listIssues(res.DegradedResources))
 	case argocd.HealthMissing:
 		res.DegradedResources = r.unhealthyResources(ctx, app, argocd.HealthMissing)
-		return false, fail(ExitFailed, "application %s is Missing after its sync: its resources do not exist in the cluster; missing: %s",
+		return false, fail(exitcode.Failure, "application %s is Missing after its sync: its resources do not exist in the cluster; missing: %s",
 			name, listIssues(res.DegradedResources))
 	case argocd.HealthUnknown:
-		return false, fail(ExitFailed, "health of application %s is Unknown after its sync%s%s", name, withMessage(h.Message), conditions(app))
+		return false, fail(exitcode.Failure, "health of application %s is Unknown after its sync%s%s", name, withMessage(h.Message), conditions(app))
 	}
-	return false, fail(ExitFailed, "application %s reports an unknown health %q", name, h.Status)
+	return false, fail(exitcode.Failure, "application %s reports an unknown health %q", name, h.Status)
 }
 
 // unhealthyResources lists resources with the given health: the directly
 // managed ones from status.resources, then their children (Pods, ...) from
 // the resource tree, which usually say why. The tree is best effort: the
 // verdict is already made.
-func (r *runner) unhealthyResources(ctx context.Context, app *argocd.Application, code argocd.HealthCode) []resourceIssue {
-	var out []resourceIssue
+func (r *runner) unhealthyResources(ctx context.Context, app *argocd.Application, code argocd.HealthCode) []stepresult.Issue {
+	var out []stepresult.Issue
 	var seen []argocd.ResourceRef
 	for _, rs := range app.Status.Resources {
 		if rs.Health != nil && rs.Health.Status == code {
@@ -260,7 +262,7 @@ nodes:
 	return out
 }
 
-func listIssues(issues []resourceIssue) string {
+func listIssues(issues []stepresult.Issue) string {
 	if len(issues) == 0 {
 		return "none listed by Argo CD"
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // TestMeasureBinary builds the stripped binary and runs it against the fake
@@ -91,7 +93,7 @@ func TestMeasureBinary(t *testing.T) {
 		} else if err == nil {
 			code = 0
 		}
-		if code != ExitTimeout {
+		if code != exitcode.Timeout {
 			t.Fatalf("%s: exit %d, want 4 (Progressing until the health timeout)\n%s", mode.name, code, stderr.String())
 		}
 		maxRSS := <-hwm

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // requestInfo numbers the sync requests of one run. Together with the run's
@@ -96,7 +98,7 @@ func finishedAt(st *argocd.OperationState) string {
 // sent again (its answer lost, refused as "in progress", or not readable),
 // the application is read: an operation one of our requests started is
 // adopted instead, so one node never runs two syncs.
-func (r *runner) sync(node context.Context, src *appSource, app *argocd.Application, s *ourSync, timeout time.Duration, res *syncResult) error {
+func (r *runner) sync(node context.Context, src *appSource, app *argocd.Application, s *ourSync, timeout time.Duration, res *stepresult.SyncResult) error {
 	name := src.name
 	ctx, cancel := context.WithTimeout(node, timeout)
 	defer cancel()
@@ -135,14 +137,14 @@ func (r *runner) sync(node context.Context, src *appSource, app *argocd.Applicat
 // ours is pending, then arms the proof of freshness (fresh.go) at the view
 // that showed it. ctx carries the sync deadline; clean-up after it runs
 // within node, the node's deadline.
-func (r *runner) awaitOurs(ctx, node context.Context, src *appSource, s *ourSync, timeout time.Duration, res *syncResult) error {
+func (r *runner) awaitOurs(ctx, node context.Context, src *appSource, s *ourSync, timeout time.Duration, res *stepresult.SyncResult) error {
 	name := src.name
 	stopNudging := r.nudgeUntilStarted(ctx, src, s)
 	defer stopNudging()
 	var final *argocd.OperationState
 	err := src.wait(ctx, func(v view) (bool, error) {
 		if v.gone() {
-			return false, fail(ExitFailed, "application %s was deleted during its sync", name)
+			return false, fail(exitcode.Failure, "application %s was deleted during its sync", name)
 		}
 		if final = s.settled(v.app); final == nil {
 			return false, nil
@@ -197,7 +199,7 @@ func (r *runner) awaitOurs(ctx, node context.Context, src *appSource, s *ourSync
 	if len(failing) > 0 {
 		msg += "; failing resources: " + strings.Join(failing, "; ")
 	}
-	return fail(ExitFailed, "%s", msg)
+	return fail(exitcode.Failure, "%s", msg)
 }
 
 // terminate asks Argo CD to stop the running operation; one that ended

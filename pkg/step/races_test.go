@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/argoproj/gitops-engine/pkg/health"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // Races the chaos test found (issue 18), each reproduced step by step: the
@@ -38,8 +40,8 @@ func TestRefreshRaceIsNotFreshHealth(t *testing.T) {
 		msg      string
 		annotate bool // else the step's own nudge sets the annotation
 	}{
-		{"annotation from another client", hs(degraded), ExitFailed, "is Degraded after its sync", true},
-		{"annotation from the step's nudge", hs(progressing), ExitTimeout, "still Progressing", false},
+		{"annotation from another client", hs(degraded), exitcode.Failure, "is Degraded after its sync", true},
+		{"annotation from the step's nudge", hs(progressing), exitcode.Timeout, "still Progressing", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -84,7 +86,7 @@ func TestLostSyncAnswerIsFollowedNotRepeated(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, syncAnswerLost: true})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if len(f.syncRequests) != 1 || !strings.Contains(o.stderr, "following it instead of asking again") {
 		t.Errorf("sync requests %d; stderr:\n%s", len(f.syncRequests), o.stderr)
 	}
@@ -97,7 +99,7 @@ func TestLateSyncRequestIsWaitedFor(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, syncLate: true})
 	o := startSyncAndWait(t, f, testTiming(), "--sync-timeout", "3s")()
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	f.mu.Lock()
 	done := f.ourDone
 	f.mu.Unlock()
@@ -117,7 +119,7 @@ func TestOutageEndsByTheNodeDeadline(t *testing.T) {
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, syncDuration: 200 * time.Millisecond})
 	f.onOurOpStart = func(f *fakeArgo) { f.mu.Lock(); f.outageLocked(); f.mu.Unlock() }
 	o := startSyncAndWait(t, f, tm, "--sync-timeout", "400ms", "--health-timeout", "400ms")()
-	expect(t, o, ExitTransient, "the Argo CD API was failing when the deadline passed", "terminating it failed")
+	expect(t, o, exitcode.Transient, "the Argo CD API was failing when the deadline passed", "terminating it failed")
 	if strings.Contains(o.str("message"), "interrupted") || f.count("terminate") == 0 {
 		t.Errorf("terminate calls %d; message %s", f.count("terminate"), o.str("message"))
 	}
@@ -130,7 +132,7 @@ func TestUnconfirmedDegradedIsTransient(t *testing.T) {
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(degraded, degraded, healthy), resync: time.Hour})
 	f.onHardRefresh = (*fakeArgo).outageLocked
 	o := syncAndWait(t, f)
-	expect(t, o, ExitTransient, "is Degraded after its sync", "not confirmed")
+	expect(t, o, exitcode.Transient, "is Degraded after its sync", "not confirmed")
 }
 
 // A 200 whose body is not Argo CD's JSON (a proxy's HTML page, an answer cut
@@ -139,7 +141,7 @@ func TestUndecodableAnswerIsRetried(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{garbleCreate: 2})
 	o := syncAndWait(t, f, "--manifest", writeManifest(t, "web-app"))
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if f.count("create") != 3 || !strings.Contains(o.stderr, "undecodable answer") {
 		t.Errorf("creates %d; stderr:\n%s", f.count("create"), o.stderr)
 	}
@@ -155,7 +157,7 @@ func TestStalledStreamFailsFastWithinHealthTimeout(t *testing.T) {
 	tm.stallCheck, tm.confirmDelay, tm.progressRefresh = 2*time.Second, 2*time.Second, 2*time.Second
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, stream: streamStall, after: hs(progressing, progressing, degraded), resync: 100 * time.Millisecond})
 	o := startSyncAndWait(t, f, tm, "--health-timeout", "2s")()
-	expect(t, o, ExitFailed, "is Degraded after its sync")
+	expect(t, o, exitcode.Failure, "is Degraded after its sync")
 }
 
 // A server or proxy that quotes the request's Authorization header in its
@@ -165,7 +167,7 @@ func TestEchoedCredentialsAreRedacted(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, echoAuth: true, fail503: 2})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitFailed, "application spec is invalid", "REDACTED")
+	expect(t, o, exitcode.Failure, "application spec is invalid", "REDACTED")
 	if !strings.Contains(o.stderr, "HTTP 503") {
 		t.Errorf("the 503 was not logged:\n%s", o.stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/internal/redact"
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
@@ -94,7 +95,7 @@ func (r *runner) call(ctx context.Context, what string, fn func(context.Context)
 				authSince = time.Now()
 			}
 			if time.Since(authSince) >= r.t.authGrace {
-				return fail(ExitTransient, "%s: Argo CD kept rejecting the token for %s (not yet valid, or RBAC not yet applied?): %v",
+				return fail(exitcode.Transient, "%s: Argo CD kept rejecting the token for %s (not yet valid, or RBAC not yet applied?): %v",
 					what, r.t.authGrace, err)
 			}
 			if rerr := r.c.ReloadToken(); rerr != nil {
@@ -119,11 +120,11 @@ func gaveUp(ctx context.Context, what string, last error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return interrupted()
 	}
-	return fail(ExitTransient, "%s: still failing when the deadline passed: %v", what, last)
+	return fail(exitcode.Transient, "%s: still failing when the deadline passed: %v", what, last)
 }
 
 func interrupted() error {
-	return fail(ExitTransient, "interrupted by a signal; every step is idempotent, so it is safe to run again")
+	return fail(exitcode.Transient, "interrupted by a signal; every step is idempotent, so it is safe to run again")
 }
 
 func jitter(d time.Duration) time.Duration {

@@ -9,7 +9,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // Main runs deploystep with the process's arguments and environment and
@@ -22,12 +24,7 @@ func Main(args []string) int {
 
 // result is what every command's result type provides.
 type result interface {
-	finish(code int, err error, calls int64)
-	summary() string
-}
-
-func (h *header) summary() string {
-	return fmt.Sprintf("%s: %s (exit %d): %s", h.Command, h.Outcome, h.ExitCode, h.Message)
+	Finish(code int, err error, calls int64)
 }
 
 // run parses the command line, runs the command, writes the result file and
@@ -37,7 +34,7 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 	inv, err := parseArgs(args, env)
 	if errors.Is(err, errHelp) {
 		fmt.Fprint(stdout, usageText)
-		return ExitOK
+		return exitcode.OK
 	}
 	res := newResult(inv)
 	var calls int64
@@ -48,35 +45,35 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 			calls = r.c.Calls()
 		}
 	}
-	code := exitCode(err)
-	if code == ExitUsage {
+	code := exitcode.Of(err)
+	if code == exitcode.Invalid {
 		fmt.Fprintf(stderr, "deploystep: %v\n\n%s", err, usageText)
 	}
-	res.finish(code, err, calls)
+	res.Finish(code, err, calls)
 	if werr := writeResult(inv.global.resultFile, res); werr != nil {
 		log("%v", werr)
-		if code == ExitOK {
+		if code == exitcode.OK {
 			// The workflow reads this file; succeeding without it would
 			// hide the outcome.
-			code = ExitFailed
-			res.finish(code, werr, calls)
+			code = exitcode.Failure
+			res.Finish(code, werr, calls)
 		}
 	}
-	fmt.Fprintln(stdout, res.summary())
+	fmt.Fprintln(stdout, summary(res))
 	return code
 }
 
 // newResult is the result value of the command, filled in as it runs.
 func newResult(inv *invocation) result {
-	h := newHeader(inv.command)
+	h := stepresult.NewHeader(inv.command)
 	switch inv.command {
 	case cmdSyncAndWait:
-		return &syncResult{header: h, App: inv.sync.app}
+		return &stepresult.SyncResult{Header: h, App: inv.sync.app}
 	case cmdValidate:
-		return &validateResult{header: h}
+		return &stepresult.ValidateResult{Header: h}
 	case cmdTeardown:
 		t := inv.teardown
-		return &teardownResult{header: h, App: t.app, Platform: t.platform, PVPolicy: t.pvPolicy, CRDPolicy: t.crdPolicy}
+		return &stepresult.TeardownResult{Header: h, App: t.app, Platform: t.platform, PVPolicy: t.pvPolicy, CRDPolicy: t.crdPolicy}
 	}
 	return &h
 }
@@ -94,7 +91,7 @@ func newRunner(inv *invocation, t timing, log func(string, ...any)) (*runner, er
 		inv.manifest = m
 		if ns := manifestNamespace(m); m != nil && ns != "" {
 			if g.appNamespace != "" && g.appNamespace != ns {
-				return nil, fail(ExitUsage, "the manifest's namespace %q differs from --app-namespace %q", ns, g.appNamespace)
+				return nil, fail(exitcode.Invalid, "the manifest's namespace %q differs from --app-namespace %q", ns, g.appNamespace)
 			}
 			g.appNamespace = ns
 		}
@@ -105,7 +102,7 @@ func newRunner(inv *invocation, t timing, log func(string, ...any)) (*runner, er
 		AppNamespace: g.appNamespace, RequestTimeout: g.requestTimeout,
 	})
 	if err != nil {
-		return nil, fail(ExitUsage, "%v", err)
+		return nil, fail(exitcode.Invalid, "%v", err)
 	}
 	return &runner{c: c, t: t, requestTimeout: g.requestTimeout, log: log}, nil
 }
@@ -113,13 +110,13 @@ func newRunner(inv *invocation, t timing, log func(string, ...any)) (*runner, er
 func (r *runner) dispatch(ctx context.Context, inv *invocation, res result) error {
 	switch inv.command {
 	case cmdSyncAndWait:
-		sr := res.(*syncResult)
+		sr := res.(*stepresult.SyncResult)
 		sr.AppNamespace = r.c.AppNamespace()
 		return r.syncAndWait(ctx, inv.sync, inv.manifest, sr)
 	case cmdValidate:
-		return r.validate(ctx, inv.validate, res.(*validateResult))
+		return r.validate(ctx, inv.validate, res.(*stepresult.ValidateResult))
 	case cmdTeardown:
-		return r.teardown(ctx, inv.teardown, res.(*teardownResult))
+		return r.teardown(ctx, inv.teardown, res.(*stepresult.TeardownResult))
 	}
-	return fail(ExitUsage, "unknown command %q", inv.command)
+	return fail(exitcode.Invalid, "unknown command %q", inv.command)
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
@@ -52,7 +53,7 @@ func parseHealthRequirements(values []string) ([]healthRequirement, error) {
 	for _, v := range values {
 		i := strings.LastIndex(v, "=")
 		if i <= 0 || !strings.HasPrefix(v[i+1:], healthDigestPrefix) || len(v[i+1:]) != len(healthDigestPrefix)+2*sha256.Size {
-			return nil, fail(ExitUsage, "--health-customization %q: want GROUP/KIND=sha256:HEX", v)
+			return nil, fail(exitcode.Invalid, "--health-customization %q: want GROUP/KIND=sha256:HEX", v)
 		}
 		out = append(out, healthRequirement{key: v[:i], digest: v[i+1:]})
 	}
@@ -101,7 +102,7 @@ func (r *runner) checkHealthCustomizations(ctx context.Context, o syncOpts) erro
 	if len(differ) > 0 {
 		what = append(what, "not the generated script: "+strings.Join(differ, ", "))
 	}
-	return fail(ExitFailed, "refused before any sync: Argo CD's argocd-cm lacks health customizations this platform relies on (INV-7: without them a failing resource counts as Healthy): %s. "+
+	return fail(exitcode.Failure, "refused before any sync: Argo CD's argocd-cm lacks health customizations this platform relies on (INV-7: without them a failing resource counts as Healthy): %s. "+
 		"Apply rbac/ of the platform's generated folder server-side as its README's \"Run it\" says (it merges these keys into argocd-cm), "+
 		"or run deployctl deploy, which applies them; then deploy again", strings.Join(what, "; "))
 }

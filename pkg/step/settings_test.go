@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 const widgetLua = "hs = {}\nhs.status = \"Healthy\"\nreturn hs\n"
@@ -66,7 +68,7 @@ func TestHealthCustomizationAbsentRefusesBeforeSync(t *testing.T) {
 	})
 	args := healthArgs(t, HealthRequirement("e2e.deployctl.dev/Widget", widgetLua), HealthRequirement("argoproj.io/Application", "return {}"))
 	o := runStep(t, addr, args...)
-	expect(t, o, ExitFailed, "refused before any sync", "missing resource.customizations.health.e2e.deployctl.dev_Widget")
+	expect(t, o, exitcode.Failure, "refused before any sync", "missing resource.customizations.health.e2e.deployctl.dev_Widget")
 	if strings.Contains(o.str("message"), "argoproj.io_Application") {
 		t.Errorf("a present customization reported: %s", o.str("message"))
 	}
@@ -88,7 +90,7 @@ func TestHealthCustomizationPresentPasses(t *testing.T) {
 	})
 	args := healthArgs(t, HealthRequirement("e2e.deployctl.dev/Widget", strings.TrimSpace(widgetLua)))
 	o := runStep(t, addr, args...)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if n.Load() != 1 || f.count("sync") != 1 {
 		t.Errorf("settings read %d times, syncs %d; want 1 and 1", n.Load(), f.count("sync"))
 	}
@@ -104,7 +106,7 @@ func TestHealthCustomizationDifferentScriptRefused(t *testing.T) {
 	})
 	args := healthArgs(t, HealthRequirement("e2e.deployctl.dev/Widget", widgetLua))
 	o := runStep(t, addr, args...)
-	expect(t, o, ExitFailed, "not the generated script: resource.customizations.health.e2e.deployctl.dev_Widget")
+	expect(t, o, exitcode.Failure, "not the generated script: resource.customizations.health.e2e.deployctl.dev_Widget")
 	if !untouched(f) {
 		t.Errorf("calls %v", f.calls)
 	}
@@ -115,7 +117,7 @@ func TestHealthCustomizationMalformed(t *testing.T) {
 	f := newFakeArgo(t, scenario{})
 	for _, bad := range []string{"e2e.deployctl.dev/Widget", "=sha256:" + strings.Repeat("0", 64), "a/B=sha256:abc", "a/B=md5:" + strings.Repeat("0", 64)} {
 		args := healthArgs(t, bad)
-		expect(t, runStep(t, f.addr, args...), ExitUsage, "--health-customization")
+		expect(t, runStep(t, f.addr, args...), exitcode.Invalid, "--health-customization")
 	}
 	if !untouched(f) {
 		t.Errorf("calls %v", f.calls)

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // syncIDInfo names the info item, one value per run, the step attaches to
@@ -23,73 +25,13 @@ import (
 // clock).
 const syncIDInfo = "deploystep.sync-id"
 
-// syncResult is the result file of sync-and-wait.
-type syncResult struct {
-	header
-	App               string          `json:"app"`
-	AppNamespace      string          `json:"appNamespace,omitempty"`
-	Created           bool            `json:"created"`
-	SyncID            string          `json:"syncID,omitempty"`
-	SyncRevision      string          `json:"syncRevision,omitempty"`
-	OperationPhase    string          `json:"operationPhase,omitempty"`
-	Health            string          `json:"health,omitempty"`
-	HealthMessage     string          `json:"healthMessage,omitempty"`
-	SyncStatus        string          `json:"syncStatus,omitempty"`
-	Messages          []string        `json:"messages,omitempty"`
-	FailingResources  []resourceIssue `json:"failingResources,omitempty"`
-	DegradedResources []resourceIssue `json:"degradedResources,omitempty"`
-	Checks            []checkResult   `json:"checks,omitempty"`
-	Timings           syncTimings     `json:"timings"`
-}
-
-// syncTimings are taken on the step's clock.
-type syncTimings struct {
-	StartedAt       time.Time  `json:"startedAt"`
-	SyncRequestedAt *time.Time `json:"syncRequestedAt,omitempty"`
-	SyncFinishedAt  *time.Time `json:"syncFinishedAt,omitempty"`
-	HealthyAt       *time.Time `json:"healthyAt,omitempty"`
-	FinishedAt      time.Time  `json:"finishedAt"`
-	SyncSeconds     float64    `json:"syncSeconds"`   // sync requested → our operation finished
-	HealthSeconds   float64    `json:"healthSeconds"` // operation finished → fresh Healthy
-	TotalSeconds    float64    `json:"totalSeconds"`
-}
-
-func (r *syncResult) note(format string, args ...any) {
-	r.Messages = append(r.Messages, fmt.Sprintf(format, args...))
-}
-
-func (r *syncResult) finish(code int, err error, calls int64) {
-	r.header.finish(code, err, calls)
-	t := &r.Timings
-	t.StartedAt, t.FinishedAt = r.StartedAt, r.FinishedAt
-	t.TotalSeconds = r.DurationSeconds
-	if t.SyncRequestedAt != nil && t.SyncFinishedAt != nil {
-		t.SyncSeconds = seconds(t.SyncFinishedAt.Sub(*t.SyncRequestedAt))
-	}
-	if t.SyncFinishedAt != nil && t.HealthyAt != nil {
-		t.HealthSeconds = seconds(t.HealthyAt.Sub(*t.SyncFinishedAt))
-	}
-}
-
-func (r *syncResult) summary() string {
-	if r.ExitCode != ExitOK {
-		return fmt.Sprintf("sync-and-wait %s: %s (exit %d): %s", r.App, strings.ToUpper(r.Outcome), r.ExitCode, r.Message)
-	}
-	rev := r.SyncRevision
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	return fmt.Sprintf("sync-and-wait %s: %s at revision %s (sync %.1fs, healthy %.1fs after it, %d checks passed)",
-		r.App, r.Health, rev, r.Timings.SyncSeconds, r.Timings.HealthSeconds, len(r.Checks))
-}
-
 func stamp(p **time.Time) {
 	now := time.Now().UTC()
 	*p = &now
 }
 
 // syncAndWait is the sync-and-wait command: steps 1–5 of the contract.
-func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, res *syncResult) error {
+func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, res *stepresult.SyncResult) error {
 	checks := make([]check, 0, len(o.checks.values))
 	for _, c := range o.checks.values {
 		ck, err := parseCheck(c)
@@ -140,7 +82,7 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 		if err == errOursAgain {
 			cancel()
 			r.log("a further operation of this run appeared (a sync request Argo CD processed late); waiting for it")
-			res.note("a further sync operation of this run appeared; the step waited for it and judged health after it")
+			res.Note("a further sync operation of this run appeared; the step waited for it and judged health after it")
 			waitCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
 			err = r.awaitOurs(waitCtx, ctx, src, s, o.syncTimeout, res)
 			cancel()
@@ -163,7 +105,7 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 // the spec only when it changed, so a redeploy of an unchanged platform
 // writes nothing (INV-6) and a changed spec reaches Argo CD (the compiler's
 // manifest is the desired state, the same one Git holds).
-func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, res *syncResult) (*argocd.Application, error) {
+func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, res *stepresult.SyncResult) (*argocd.Application, error) {
 	var app *argocd.Application
 	err := r.call(ctx, "get application "+name, func(ctx context.Context) (err error) {
 		app, err = r.c.Get(ctx, name)
@@ -177,7 +119,7 @@ func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, re
 		if exists {
 			return app, nil
 		}
-		return nil, fail(ExitFailed, "application %q does not exist in Argo CD and no manifest was given to create it (--manifest or --manifest-base64)", name)
+		return nil, fail(exitcode.Failure, "application %q does not exist in Argo CD and no manifest was given to create it (--manifest or --manifest-base64)", name)
 	}
 	var before string
 	if exists {
@@ -194,10 +136,10 @@ func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, re
 	case !exists:
 		r.log("created application %s from the manifest", name)
 		res.Created = true
-		res.note("created the application from the manifest")
+		res.Note("created the application from the manifest")
 	case app.Metadata.ResourceVersion != before:
 		r.log("updated application %s to the manifest", name)
-		res.note("updated the application to the manifest")
+		res.Note("updated the application to the manifest")
 	}
 	return app, nil
 }
@@ -205,12 +147,12 @@ func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, re
 // awaitEarlierOperation waits for a running operation we did not start. If it
 // is still running after the sync timeout it is terminated, so our sync can
 // replace it.
-func (r *runner) awaitEarlierOperation(ctx context.Context, src *appSource, app *argocd.Application, timeout time.Duration, res *syncResult) error {
+func (r *runner) awaitEarlierOperation(ctx context.Context, src *appSource, app *argocd.Application, timeout time.Duration, res *stepresult.SyncResult) error {
 	r.log("an earlier operation is still running (%s); waiting up to %s for it", describeOperation(app), timeout)
-	res.note("waited for an earlier operation: %s", describeOperation(app))
+	res.Note("waited for an earlier operation: %s", describeOperation(app))
 	idle := func(v view) (bool, error) {
 		if v.gone() {
-			return false, fail(ExitFailed, "application %s was deleted while the step waited for its earlier operation", src.name)
+			return false, fail(exitcode.Failure, "application %s was deleted while the step waited for its earlier operation", src.name)
 		}
 		return !v.app.OperationInProgress(), nil
 	}
@@ -221,7 +163,7 @@ func (r *runner) awaitEarlierOperation(ctx context.Context, src *appSource, app 
 		return err
 	}
 	r.log("the earlier operation is still running after %s; terminating it", timeout)
-	res.note("terminated an earlier operation stuck for more than %s", timeout)
+	res.Note("terminated an earlier operation stuck for more than %s", timeout)
 	termCtx, cancel := context.WithTimeout(ctx, r.t.terminateGrace)
 	defer cancel()
 	if err := r.terminate(termCtx, src.name); err != nil {
@@ -262,13 +204,13 @@ func loadManifest(o syncOpts) ([]byte, error) {
 	case o.manifestFile != "":
 		b, err := os.ReadFile(o.manifestFile)
 		if err != nil {
-			return nil, fail(ExitUsage, "reading the manifest: %v", err)
+			return nil, fail(exitcode.Invalid, "reading the manifest: %v", err)
 		}
 		data = b
 	case o.manifestB64 != "":
 		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(o.manifestB64))
 		if err != nil {
-			return nil, fail(ExitUsage, "--manifest-base64 is not valid base64: %v", err)
+			return nil, fail(exitcode.Invalid, "--manifest-base64 is not valid base64: %v", err)
 		}
 		data = b
 	default:
@@ -283,13 +225,13 @@ func loadManifest(o syncOpts) ([]byte, error) {
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fail(ExitUsage, "the manifest must be the Application as JSON: %v", err)
+		return nil, fail(exitcode.Invalid, "the manifest must be the Application as JSON: %v", err)
 	}
 	if m.Kind != "Application" || !strings.HasPrefix(m.APIVersion, "argoproj.io/") {
-		return nil, fail(ExitUsage, "the manifest is %s %s, not an argoproj.io Application", m.APIVersion, m.Kind)
+		return nil, fail(exitcode.Invalid, "the manifest is %s %s, not an argoproj.io Application", m.APIVersion, m.Kind)
 	}
 	if m.Metadata.Name != o.app {
-		return nil, fail(ExitUsage, "the manifest is for application %q, not %q", m.Metadata.Name, o.app)
+		return nil, fail(exitcode.Invalid, "the manifest is for application %q, not %q", m.Metadata.Name, o.app)
 	}
 	return data, nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 var (
@@ -29,7 +31,7 @@ func TestSyncAndWaitHealthy(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, after: hs(progressing, progressing, healthy)})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if o.str("syncRevision") != "abc123" || o.str("operationPhase") != "Succeeded" || o.str("syncStatus") != "Synced" {
 		t.Errorf("result %v", o.result)
 	}
@@ -54,7 +56,7 @@ func TestStaleHealthyAfterSyncIsNotTrusted(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(degraded), resync: time.Hour})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitFailed, "Degraded", "Deployment.apps ns/web (Degraded: web is Degraded)")
+	expect(t, o, exitcode.Failure, "Degraded", "Deployment.apps ns/web (Degraded: web is Degraded)")
 	if f.count("refresh") == 0 {
 		t.Error("health must be judged after a refresh")
 	}
@@ -65,7 +67,7 @@ func TestStaleHealthyThenProgressingWaitsForRealHealthy(t *testing.T) {
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true,
 		after: hs(progressing, progressing, progressing, healthy), resync: 60 * time.Millisecond})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	f.mu.Lock()
 	reconciles := f.freshIdx
 	f.mu.Unlock()
@@ -86,7 +88,7 @@ func TestRefreshAnswerNotNewerIsNotTrusted(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, refreshIgnored: true, after: hs(progressing, degraded), resync: 300 * time.Millisecond, resyncsAfter: 2})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitTimeout, "is Degraded after its sync", "not confirmed")
+	expect(t, o, exitcode.Timeout, "is Degraded after its sync", "not confirmed")
 	if f.count("refresh") < 2 || !strings.Contains(o.stderr, "no newer than what the step had seen") {
 		t.Errorf("refreshes %d; stderr:\n%s", f.count("refresh"), o.stderr)
 	}
@@ -96,7 +98,7 @@ func TestProgressingUntilHealthTimeout(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(progressing)})
 	o := syncAndWait(t, f, "--health-timeout", "600ms")
-	expect(t, o, ExitTimeout, "still Progressing 600ms after its sync", "Deployment.apps ns/web (Progressing: web is Progressing)")
+	expect(t, o, exitcode.Timeout, "still Progressing 600ms after its sync", "Deployment.apps ns/web (Progressing: web is Progressing)")
 }
 
 // Health flapping Healthy → Degraded → Healthy: the first fresh verdict
@@ -107,7 +109,7 @@ func TestPersistentDegradedFails(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(degraded), resync: 30 * time.Millisecond})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitFailed, "is Degraded after its sync", "degraded resources: Deployment.apps ns/web")
+	expect(t, o, exitcode.Failure, "is Degraded after its sync", "degraded resources: Deployment.apps ns/web")
 	if f.count("hard-refresh") != 1 {
 		t.Errorf("hard refreshes %d, want 1 (the confirmation)", f.count("hard-refresh"))
 	}
@@ -127,7 +129,7 @@ func TestMomentaryFailingHealthIsNotAFailure(t *testing.T) {
 			t.Parallel()
 			f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true, after: hs(bad, bad, progressing, healthy), resync: 30 * time.Millisecond})
 			o := syncAndWait(t, f)
-			expect(t, o, ExitOK)
+			expect(t, o, exitcode.OK)
 			if !strings.Contains(o.stderr, "confirming with a hard refresh") {
 				t.Errorf("the momentary %s must be confirmed, stderr:\n%s", bad, o.stderr)
 			}
@@ -140,7 +142,7 @@ func TestFlappingDuringSyncIsIgnored(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, syncDuration: 300 * time.Millisecond,
 		duringSync: hs(healthy, degraded, healthy, missing), resync: 20 * time.Millisecond, after: hs(progressing, healthy)})
-	expect(t, syncAndWait(t, f), ExitOK)
+	expect(t, syncAndWait(t, f), exitcode.OK)
 }
 
 func TestVerdicts(t *testing.T) {
@@ -152,10 +154,10 @@ func TestVerdicts(t *testing.T) {
 		code  int
 		msg   string
 	}{
-		{"missing", missing, nil, ExitFailed, "is Missing after its sync"},
-		{"unknown", unknown, nil, ExitFailed, "Unknown"},
-		{"suspended", suspended, nil, ExitFailed, "Suspended"},
-		{"suspended allowed", suspended, []string{"--allow-suspended"}, ExitOK, ""},
+		{"missing", missing, nil, exitcode.Failure, "is Missing after its sync"},
+		{"unknown", unknown, nil, exitcode.Failure, "Unknown"},
+		{"suspended", suspended, nil, exitcode.Failure, "Suspended"},
+		{"suspended allowed", suspended, []string{"--allow-suspended"}, exitcode.OK, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -181,7 +183,7 @@ func TestSyncFailedReportsArgoMessageAndResources(t *testing.T) {
 			{Group: "batch", Version: "v1", Kind: "Job", Namespace: "ns", Name: "migrate", HookType: synccommon.HookTypePreSync, HookPhase: synccommon.OperationFailed, Message: "BackoffLimitExceeded"},
 		}})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitFailed, "sync of web-app failed: one or more objects failed to apply, reason: admission webhook denied",
+	expect(t, o, exitcode.Failure, "sync of web-app failed: one or more objects failed to apply, reason: admission webhook denied",
 		"ConfigMap ns/bad (SyncFailed: denied by policy)", "Job.batch ns/migrate (hook Failed: BackoffLimitExceeded)")
 	if n := len(o.result["failingResources"].([]any)); n != 2 {
 		t.Errorf("failingResources: %d", n)
@@ -208,14 +210,14 @@ func TestCreatesAbsentAppAndIgnoresEarlyMissing(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{after: hs(progressing, healthy)})
 	o := syncAndWait(t, f, "--manifest", writeManifest(t, "web-app"))
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if f.count("create") != 1 || o.result["created"] != true || o.str("appNamespace") != "argocd" {
 		t.Errorf("create calls %d, result %v", f.count("create"), o.result)
 	}
 	// Idempotent: the second run finds it, upserts the same spec (which
 	// changes nothing) and does not create it again.
 	o = syncAndWait(t, f, "--manifest", writeManifest(t, "web-app"))
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if o.result["created"] != false || f.updates != 0 {
 		t.Errorf("second run created or updated again: updates %d, calls %v", f.updates, f.calls)
 	}
@@ -226,7 +228,7 @@ func TestCreatesAbsentAppAndIgnoresEarlyMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = syncAndWait(t, f, "--manifest", changed)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if f.updates != 1 || !strings.Contains(fmt.Sprint(o.result["messages"]), "updated the application to the manifest") {
 		t.Errorf("changed manifest not applied: updates %d, result %v", f.updates, o.result)
 	}
@@ -236,21 +238,21 @@ func TestManifestBase64(t *testing.T) {
 	t.Parallel()
 	data, _ := os.ReadFile(writeManifest(t, "web-app"))
 	f := newFakeArgo(t, scenario{})
-	expect(t, syncAndWait(t, f, "--manifest-base64", base64.StdEncoding.EncodeToString(data)), ExitOK)
+	expect(t, syncAndWait(t, f, "--manifest-base64", base64.StdEncoding.EncodeToString(data)), exitcode.OK)
 }
 
 func TestAbsentAppWithoutManifest(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitFailed, `application "web-app" does not exist in Argo CD and no manifest was given`)
+	expect(t, o, exitcode.Failure, `application "web-app" does not exist in Argo CD and no manifest was given`)
 }
 
 func TestManifestForAnotherApp(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{})
 	o := syncAndWait(t, f, "--manifest", writeManifest(t, "other"))
-	expect(t, o, ExitUsage, `the manifest is for application "other", not "web-app"`)
+	expect(t, o, exitcode.Invalid, `the manifest is for application "other", not "web-app"`)
 	if f.totalCalls() != 0 {
 		t.Errorf("an invalid invocation must not touch the API: %v", f.calls)
 	}
@@ -261,7 +263,7 @@ func TestWaitsForEarlierOperation(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, earlierOp: true})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if f.count("terminate") != 0 || len(f.syncRequests) != 1 {
 		t.Errorf("calls %v", f.calls)
 	}
@@ -273,7 +275,7 @@ func TestTerminatesStuckEarlierOperation(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, earlierOp: true, earlierStuck: true})
 	o := syncAndWait(t, f, "--sync-timeout", "400ms")
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if f.count("terminate") != 1 || !strings.Contains(strings.Join(anyStrings(o.result["messages"]), "|"), "terminated an earlier operation") {
 		t.Errorf("calls %v, messages %v", f.calls, o.result["messages"])
 	}
@@ -284,7 +286,7 @@ func TestOurOperationStuck(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, ourOpStuck: true})
 	o := syncAndWait(t, f, "--sync-timeout", "400ms")
-	expect(t, o, ExitTimeout, "sync of web-app did not finish within 400ms", "it was terminated")
+	expect(t, o, exitcode.Timeout, "sync of web-app did not finish within 400ms", "it was terminated")
 	if f.count("terminate") != 1 {
 		t.Errorf("calls %v", f.calls)
 	}
@@ -293,7 +295,7 @@ func TestOurOperationStuck(t *testing.T) {
 func TestAnotherOperationInProgressIsRetried(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, conflicts: 3})
-	expect(t, syncAndWait(t, f), ExitOK)
+	expect(t, syncAndWait(t, f), exitcode.OK)
 	if len(f.syncRequests) != 4 {
 		t.Errorf("sync requests %d", len(f.syncRequests))
 	}
@@ -305,7 +307,7 @@ func TestMissedOperationIsNudged(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, missesOp: true})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if !strings.Contains(o.stderr, "has not started the sync of web-app") {
 		t.Errorf("no nudge logged; stderr:\n%s", o.stderr)
 	}
@@ -319,7 +321,7 @@ func TestProgressingIsRefreshed(t *testing.T) {
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, staleAfterOp: true,
 		after: hs(progressing, progressing, healthy), resync: time.Hour})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if !strings.Contains(o.stderr, "is still Progressing after") {
 		t.Errorf("no periodic refresh logged; stderr:\n%s", o.stderr)
 	}
@@ -329,33 +331,33 @@ func TestAnotherOperationInProgressForever(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, conflicts: 1 << 30})
 	o := syncAndWait(t, f, "--sync-timeout", "500ms")
-	expect(t, o, ExitTransient, "another operation is already in progress")
+	expect(t, o, exitcode.Transient, "another operation is already in progress")
 }
 
 func TestTokenRejectedAtFirst(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, reject401: 4})
-	expect(t, syncAndWait(t, f), ExitOK)
+	expect(t, syncAndWait(t, f), exitcode.OK)
 }
 
 func TestTokenRejectedForever(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, reject401: 1 << 30})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitTransient, "kept rejecting the token", "token is not valid yet")
+	expect(t, o, exitcode.Transient, "kept rejecting the token", "token is not valid yet")
 }
 
 func TestServiceUnavailableIsRetried(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, fail503: 6})
-	expect(t, syncAndWait(t, f), ExitOK)
+	expect(t, syncAndWait(t, f), exitcode.OK)
 }
 
 func TestServiceUnavailableForever(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, fail503: 1 << 30})
 	o := syncAndWait(t, f, "--sync-timeout", "2s")
-	expect(t, o, ExitTransient, "still failing when the deadline passed", "HTTP 503")
+	expect(t, o, exitcode.Transient, "still failing when the deadline passed", "HTTP 503")
 }
 
 // Connection refused in the middle of the watch: the server goes away while
@@ -365,7 +367,7 @@ func TestConnectionRefusedMidWatch(t *testing.T) {
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, syncDuration: 200 * time.Millisecond})
 	f.onOurOpStart = func(f *fakeArgo) { time.Sleep(30 * time.Millisecond); f.goDown(400 * time.Millisecond) }
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if f.count("watch") < 2 || !strings.Contains(o.stderr, "reconnecting") {
 		t.Errorf("watch calls %d; stderr:\n%s", f.count("watch"), o.stderr)
 	}
@@ -376,14 +378,14 @@ func TestServerGoneForGood(t *testing.T) {
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, syncDuration: 200 * time.Millisecond})
 	f.onOurOpStart = func(f *fakeArgo) { f.goDown(0) }
 	o := syncAndWait(t, f, "--sync-timeout", "600ms")
-	expect(t, o, ExitTransient, "the Argo CD API was failing when the deadline passed", "connection refused")
+	expect(t, o, exitcode.Transient, "the Argo CD API was failing when the deadline passed", "connection refused")
 }
 
 // Every stream connection is cut after one event: the step keeps up.
 func TestStreamDroppedAfterEveryEvent(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, stream: streamDrop})
-	expect(t, syncAndWait(t, f), ExitOK)
+	expect(t, syncAndWait(t, f), exitcode.OK)
 	if f.count("watch") < 3 {
 		t.Errorf("watch calls %d", f.count("watch"))
 	}
@@ -397,7 +399,7 @@ func TestStalledStream(t *testing.T) {
 			t.Parallel()
 			f := newFakeArgo(t, scenario{exists: true, before: healthy, stream: mode})
 			o := syncAndWait(t, f)
-			expect(t, o, ExitOK)
+			expect(t, o, exitcode.OK)
 			if !strings.Contains(o.stderr, "stream stalled") {
 				t.Errorf("stall not detected; stderr:\n%s", o.stderr)
 			}
@@ -409,7 +411,7 @@ func TestStreamUnavailableFallsBackToPolling(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, stream: streamUnsupported})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if f.count("watch") != 1 || f.count("get") < 3 || !strings.Contains(o.stderr, "polling every 50ms") {
 		t.Errorf("calls %v; stderr:\n%s", f.calls, o.stderr)
 	}
@@ -420,7 +422,7 @@ func TestChangeNoticedQuickly(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, after: hs(progressing, healthy), resync: 700 * time.Millisecond})
 	o := syncAndWait(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	f.mu.Lock()
 	last := f.lastReconcile
 	f.mu.Unlock()

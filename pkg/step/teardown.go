@@ -3,10 +3,11 @@ package step
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // Policies of teardown (pv-policy, crd-policy) for what Argo CD's cascade
@@ -15,42 +16,6 @@ const (
 	policyRetain = "retain"
 	policyDelete = "delete"
 )
-
-// teardownResult is the result file of teardown.
-type teardownResult struct {
-	header
-	App       string `json:"app"`
-	Platform  string `json:"platform"`
-	PVPolicy  string `json:"pvPolicy"`
-	CRDPolicy string `json:"crdPolicy"`
-	// NothingToDo: the application was already gone.
-	NothingToDo bool `json:"nothingToDo"`
-	// Managed: what the application managed when teardown began.
-	Managed []string `json:"managed,omitempty"`
-	// Orphans: resources left in the cluster that belonged to the app.
-	Orphans []resourceIssue `json:"orphans,omitempty"`
-	// RetainedPVCs: claims of StatefulSet volumeClaimTemplates kept under
-	// pv-policy retain (Argo CD never deletes them: they are not manifests).
-	RetainedPVCs []string `json:"retainedPVCs,omitempty"`
-	// DeletedPVCs: such claims deleted under pv-policy delete.
-	DeletedPVCs []string `json:"deletedPVCs,omitempty"`
-	// RetainedCRDs: CustomResourceDefinitions the app manages, kept under
-	// crd-policy retain (Argo CD never cascades to CRDs).
-	RetainedCRDs []string `json:"retainedCRDs,omitempty"`
-	// DeletedCRDs: such CRDs deleted under crd-policy delete.
-	DeletedCRDs []string `json:"deletedCRDs,omitempty"`
-}
-
-func (r *teardownResult) summary() string {
-	switch {
-	case r.ExitCode != ExitOK:
-		return fmt.Sprintf("teardown %s: %s (exit %d): %s", r.App, strings.ToUpper(r.Outcome), r.ExitCode, r.Message)
-	case r.NothingToDo:
-		return fmt.Sprintf("teardown %s: nothing to do, the application does not exist", r.App)
-	}
-	return fmt.Sprintf("teardown %s: deleted with its %d managed resources, no orphans (%d PVCs retained, %d deleted; %d CRDs retained, %d deleted)",
-		r.App, len(r.Managed), len(r.RetainedPVCs), len(r.DeletedPVCs), len(r.RetainedCRDs), len(r.DeletedCRDs))
-}
 
 // teardown deletes the application and everything it manages. The step can
 // only see the cluster through Argo CD, and once the Application is gone Argo
@@ -68,7 +33,7 @@ func (r *teardownResult) summary() string {
 // Everything else is deleted by Argo CD's foreground cascade, which removes
 // the Application only after its resources are gone: waiting for the
 // Application to disappear is waiting for them.
-func (r *runner) teardown(ctx context.Context, o teardownOpts, res *teardownResult) error {
+func (r *runner) teardown(ctx context.Context, o teardownOpts, res *stepresult.TeardownResult) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	name := o.app
@@ -159,7 +124,7 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *teardownResu
 	}
 	r.log("application %s is gone", name)
 	if len(res.Orphans) > 0 {
-		return fail(ExitPartial, "application %s deleted, but %d resource(s) were left in the cluster: %s",
+		return fail(exitcode.Partial, "application %s deleted, but %d resource(s) were left in the cluster: %s",
 			name, len(res.Orphans), listIssues(res.Orphans))
 	}
 	return nil
@@ -175,7 +140,7 @@ type leftByCascade struct {
 
 // applyPolicy retains the resources, or deletes them through Argo CD's
 // resource API; one it fails to delete is an orphan.
-func (r *runner) applyPolicy(ctx context.Context, app string, l leftByCascade, res *teardownResult) error {
+func (r *runner) applyPolicy(ctx context.Context, app string, l leftByCascade, res *stepresult.TeardownResult) error {
 	for _, ref := range l.refs {
 		if l.policy == policyRetain {
 			*l.retained = append(*l.retained, ref.String())
@@ -185,7 +150,7 @@ func (r *runner) applyPolicy(ctx context.Context, app string, l leftByCascade, r
 		switch {
 		case err == nil || argocd.IsNotFound(err):
 			*l.deleted = append(*l.deleted, ref.String())
-		case exitCode(err) == ExitTransient:
+		case exitcode.Of(err) == exitcode.Transient:
 			return err
 		default:
 			res.Orphans = append(res.Orphans, issue(ref, "not deleted", err.Error()))
@@ -292,7 +257,7 @@ func remaining(app *argocd.Application) string {
 // root Application, whose children are Applications with teardown nodes of
 // their own that delete them in dependency order. Nothing is an orphan here:
 // what stays is meant to stay.
-func (r *runner) orphanDelete(ctx context.Context, app *argocd.Application, o teardownOpts, res *teardownResult) error {
+func (r *runner) orphanDelete(ctx context.Context, app *argocd.Application, o teardownOpts, res *stepresult.TeardownResult) error {
 	name := o.app
 	if app.Metadata.DeletionTimestamp == nil {
 		err := r.call(ctx, "delete application "+name, func(ctx context.Context) error { return r.c.Delete(ctx, name, false) })

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 func teardown(t *testing.T, f *fakeArgo, extra ...string) outcome {
@@ -35,7 +37,7 @@ func TestTeardownRefusedWithoutConfirmation(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy})
 	o := runStep(t, f.addr, "teardown", "--app", "web-app", "--timeout", "1s", "--platform", "ref", "--confirm", "yes")
-	expect(t, o, ExitUsage, "teardown refused: --confirm must equal --platform")
+	expect(t, o, exitcode.Invalid, "teardown refused: --confirm must equal --platform")
 	if f.totalCalls() != 0 {
 		t.Fatalf("a refused teardown must not touch the API: %v", f.calls)
 	}
@@ -45,7 +47,7 @@ func TestTeardownRefusesAnUnknownCRDPolicy(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy})
 	o := teardown(t, f, "--crd-policy", "orphan")
-	expect(t, o, ExitUsage, `--crd-policy must be "retain" or "delete", not "orphan"`)
+	expect(t, o, exitcode.Invalid, `--crd-policy must be "retain" or "delete", not "orphan"`)
 	if f.totalCalls() != 0 || o.str("crdPolicy") != "orphan" {
 		t.Fatalf("calls %v, result %v", f.calls, o.result)
 	}
@@ -55,7 +57,7 @@ func TestTeardownOfAbsentAppIsNothingToDo(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{})
 	o := teardown(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if o.result["nothingToDo"] != true || !strings.Contains(o.stdout, "nothing to do") || f.count("delete") != 0 {
 		t.Fatalf("result %v, calls %v", o.result, f.calls)
 	}
@@ -66,7 +68,7 @@ func TestTeardownRetainsStatefulSetClaims(t *testing.T) {
 	tree, managed := statefulTree()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
 	o := teardown(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if got := anyStrings(o.result["retainedPVCs"]); len(got) != 1 || got[0] != "PersistentVolumeClaim db/data-pg-0" {
 		t.Errorf("retained %v", got)
 	}
@@ -89,7 +91,7 @@ func TestTeardownDeletesClaimsBeforeTheApp(t *testing.T) {
 	tree, managed := statefulTree()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
 	o := teardown(t, f, "--pv-policy", "delete")
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if len(f.deletedResources) != 1 || f.deletedResources[0] != "/PersistentVolumeClaim/db/data-pg-0@v1" {
 		t.Errorf("deleted %v", f.deletedResources)
 	}
@@ -117,7 +119,7 @@ func TestTeardownRetainsCRDs(t *testing.T) {
 	tree, managed := crdTree()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
 	o := teardown(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if got := anyStrings(o.result["retainedCRDs"]); len(got) != 1 || got[0] != "CustomResourceDefinition.apiextensions.k8s.io widgets.example.com" {
 		t.Errorf("retained CRDs %v", got)
 	}
@@ -136,7 +138,7 @@ func TestTeardownDeletesCRDsBeforeTheApp(t *testing.T) {
 	tree, managed := crdTree()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
 	o := teardown(t, f, "--crd-policy", "delete")
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	f.mu.Lock()
 	changes := strings.Join(f.changes, "; ")
 	f.mu.Unlock()
@@ -164,7 +166,7 @@ func TestTeardownReportsOrphans(t *testing.T) {
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
 	// Even under crd-policy delete, an annotation asking to keep wins.
 	o := teardown(t, f, "--crd-policy", "delete")
-	expect(t, o, ExitPartial, "3 resource(s) were left in the cluster",
+	expect(t, o, exitcode.Partial, "3 resource(s) were left in the cluster",
 		"CustomResourceDefinition.apiextensions.k8s.io kept.example.com (kept: annotated argocd.argoproj.io/sync-options: Delete=false)",
 		"Secret db/creds (kept: annotated argocd.argoproj.io/sync-options: Delete=false)",
 		"Namespace db (kept: annotated helm.sh/resource-policy: keep)")
@@ -180,7 +182,7 @@ func TestTeardownReportsAnUndeletedCRD(t *testing.T) {
 	managed = append(managed, &v1alpha1.ResourceDiff{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.com", LiveState: `{"metadata":{}}`})
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
 	o := teardown(t, f, "--crd-policy", "delete")
-	expect(t, o, ExitPartial, "1 resource(s) were left in the cluster", "CustomResourceDefinition.apiextensions.k8s.io widgets.example.com (not deleted:")
+	expect(t, o, exitcode.Partial, "1 resource(s) were left in the cluster", "CustomResourceDefinition.apiextensions.k8s.io widgets.example.com (not deleted:")
 }
 
 // The root Application is deleted without cascade: its children (and, here,
@@ -192,7 +194,7 @@ func TestTeardownWithoutCascadeLeavesResourcesOnPurpose(t *testing.T) {
 	managed = append(managed, &v1alpha1.ResourceDiff{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.com", LiveState: `{"metadata":{}}`})
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, tree: tree, managed: managed})
 	o := teardown(t, f, "--cascade=false")
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if !f.orphaned || f.count("delete") == 0 || len(f.deletedResources) != 0 {
 		t.Fatalf("want one delete with cascade=false and no resource deleted; orphaned=%v calls=%v deleted=%v", f.orphaned, f.calls, f.deletedResources)
 	}
@@ -205,14 +207,14 @@ func TestTeardownTimeout(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, deleteStuck: true})
 	o := teardown(t, f, "--timeout", "500ms")
-	expect(t, o, ExitTimeout, "application web-app still exists after 500ms", "finalizers: resources-finalizer.argocd.argoproj.io/foreground",
+	expect(t, o, exitcode.Timeout, "application web-app still exists after 500ms", "finalizers: resources-finalizer.argocd.argoproj.io/foreground",
 		"resources still present: Deployment.apps ns/web")
 }
 
 func TestTeardownByPolling(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy, stream: streamUnsupported})
-	expect(t, teardown(t, f), ExitOK)
+	expect(t, teardown(t, f), exitcode.OK)
 	if f.count("list") == 0 {
 		t.Error("an absent app answers 403; the list should have told it from a real denial")
 	}
@@ -222,9 +224,9 @@ func TestTeardownByPolling(t *testing.T) {
 func TestTeardownIsIdempotent(t *testing.T) {
 	t.Parallel()
 	f := newFakeArgo(t, scenario{exists: true, before: healthy})
-	expect(t, teardown(t, f), ExitOK)
+	expect(t, teardown(t, f), exitcode.OK)
 	o := teardown(t, f)
-	expect(t, o, ExitOK)
+	expect(t, o, exitcode.OK)
 	if o.result["nothingToDo"] != true || f.count("delete") != 1 {
 		t.Fatalf("result %v calls %v", o.result, f.calls)
 	}

@@ -2,63 +2,24 @@ package step
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/aggregate"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
 )
-
-// validateResult is the result file of validate.
-type validateResult struct {
-	header
-	Aggregate string      `json:"aggregate"`
-	Apps      []appHealth `json:"apps"`
-}
-
-// appHealth is one application's line.
-type appHealth struct {
-	App            string `json:"app"`
-	Verdict        string `json:"verdict"` // its contribution to the aggregate
-	Health         string `json:"health,omitempty"`
-	HealthMessage  string `json:"healthMessage,omitempty"`
-	SyncStatus     string `json:"syncStatus,omitempty"`
-	SyncRevision   string `json:"syncRevision,omitempty"`
-	OperationPhase string `json:"operationPhase,omitempty"`
-	Error          string `json:"error,omitempty"`
-}
-
-func (r *validateResult) summary() string {
-	if len(r.Apps) == 0 {
-		return r.header.summary() // nothing was read: invalid arguments
-	}
-	counts := map[string]int{}
-	for _, a := range r.Apps {
-		counts[a.Verdict]++
-	}
-	var parts []string
-	for _, v := range []string{aggregate.Healthy, aggregate.Progressing, aggregate.Degraded, aggregate.Failed} {
-		if counts[v] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
-		}
-	}
-	s := fmt.Sprintf("validate: %s (%s)", r.Aggregate, strings.Join(parts, ", "))
-	if r.ExitCode != ExitOK {
-		s += fmt.Sprintf(" (exit %d): %s", r.ExitCode, r.Message)
-	}
-	return s
-}
 
 // validate reads every app once (read-only) and aggregates (RFC 5.5): exit 0 all
 // Healthy, 2 Degraded or Progressing, 1 Failed (an app absent or not
 // readable), 75 when the failures were all the API being unreachable.
-func (r *runner) validate(ctx context.Context, o validateOpts, res *validateResult) error {
+func (r *runner) validate(ctx context.Context, o validateOpts, res *stepresult.ValidateResult) error {
 	ctx, cancel := context.WithTimeout(ctx, r.t.validateBudget)
 	defer cancel()
 	res.Aggregate = aggregate.Healthy
 	transient, permanent := 0, 0
 	for _, name := range o.apps.values {
-		e := appHealth{App: name}
+		e := stepresult.AppHealth{App: name}
 		var app *argocd.Application
 		err := r.call(ctx, "get application "+name, func(ctx context.Context) (err error) {
 			app, err = r.c.Get(ctx, name)
@@ -70,7 +31,7 @@ func (r *runner) validate(ctx context.Context, o validateOpts, res *validateResu
 			if argocd.IsNotFound(err) {
 				e.Error = "the application does not exist"
 			}
-			if exitCode(err) == ExitTransient {
+			if exitcode.Of(err) == exitcode.Transient {
 				transient++
 			} else {
 				permanent++
@@ -91,15 +52,15 @@ func (r *runner) validate(ctx context.Context, o validateOpts, res *validateResu
 	case aggregate.Healthy:
 		return nil
 	case aggregate.Progressing, aggregate.Degraded:
-		return fail(ExitPartial, "%s: %s", res.Aggregate, listApps(res.Apps, res.Aggregate))
+		return fail(exitcode.Partial, "%s: %s", res.Aggregate, listApps(res.Apps, res.Aggregate))
 	}
 	if permanent == 0 {
-		return fail(ExitTransient, "could not read %d application(s) from the Argo CD API: %s", transient, listApps(res.Apps, aggregate.Failed))
+		return fail(exitcode.Transient, "could not read %d application(s) from the Argo CD API: %s", transient, listApps(res.Apps, aggregate.Failed))
 	}
-	return fail(ExitFailed, "Failed: %s", listApps(res.Apps, aggregate.Failed))
+	return fail(exitcode.Failure, "Failed: %s", listApps(res.Apps, aggregate.Failed))
 }
 
-func listApps(apps []appHealth, v string) string {
+func listApps(apps []stepresult.AppHealth, v string) string {
 	var s []string
 	for _, a := range apps {
 		if a.Verdict != v {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/health"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 // appsServer serves GET and list for a fixed set of applications, as Argo CD
@@ -66,14 +68,14 @@ func TestValidateAggregate(t *testing.T) {
 		code      int
 		aggregate string
 	}{
-		{[]string{"h1", "h2"}, ExitOK, "Healthy"},
-		{[]string{"h1", "p"}, ExitPartial, "Progressing"},
-		{[]string{"h1", "new"}, ExitPartial, "Progressing"},
-		{[]string{"h1", "p", "d"}, ExitPartial, "Degraded"},
-		{[]string{"h1", "m"}, ExitPartial, "Degraded"},
-		{[]string{"h1", "s"}, ExitPartial, "Degraded"},
-		{[]string{"u", "h1"}, ExitPartial, "Degraded"},
-		{[]string{"h1", "p", "d", "absent"}, ExitFailed, "Failed"},
+		{[]string{"h1", "h2"}, exitcode.OK, "Healthy"},
+		{[]string{"h1", "p"}, exitcode.Partial, "Progressing"},
+		{[]string{"h1", "new"}, exitcode.Partial, "Progressing"},
+		{[]string{"h1", "p", "d"}, exitcode.Partial, "Degraded"},
+		{[]string{"h1", "m"}, exitcode.Partial, "Degraded"},
+		{[]string{"h1", "s"}, exitcode.Partial, "Degraded"},
+		{[]string{"u", "h1"}, exitcode.Partial, "Degraded"},
+		{[]string{"h1", "p", "d", "absent"}, exitcode.Failure, "Failed"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.apps, ","), func(t *testing.T) {
@@ -101,13 +103,13 @@ func TestValidateAggregate(t *testing.T) {
 func TestValidateAbsentAppSaysSo(t *testing.T) {
 	t.Parallel()
 	o := runStep(t, appsServer(t, false, map[string]health.HealthStatusCode{"h1": healthy}), "validate", "--app", "h1", "--app", "gone")
-	expect(t, o, ExitFailed, "gone (the application does not exist)")
+	expect(t, o, exitcode.Failure, "gone (the application does not exist)")
 }
 
 func TestValidateAPIUnavailable(t *testing.T) {
 	t.Parallel()
 	o := runStep(t, appsServer(t, true, nil), "validate", "--app", "a", "--app", "b")
-	expect(t, o, ExitTransient, "could not read 2 application(s)")
+	expect(t, o, exitcode.Transient, "could not read 2 application(s)")
 	if o.str("aggregate") != "Failed" {
 		t.Errorf("aggregate %s", o.str("aggregate"))
 	}
@@ -129,7 +131,7 @@ func TestValidateInvalidInvocation(t *testing.T) {
 	resultFile := t.TempDir() + "/r.json"
 	var stdout, stderr strings.Builder
 	code := run(t.Context(), []string{"validate", "--app", "a"}, mapEnv(map[string]string{"RESULT_FILE": resultFile}), &stdout, &stderr, testTiming())
-	if code != ExitUsage || stdout.String() != "validate: InvalidArguments (exit 3): --server (ARGOCD_SERVER) is required\n" {
+	if code != exitcode.Invalid || stdout.String() != "validate: InvalidArguments (exit 3): --server (ARGOCD_SERVER) is required\n" {
 		t.Fatalf("exit %d, stdout %q", code, stdout.String())
 	}
 	if _, err := os.Stat(resultFile); err != nil {

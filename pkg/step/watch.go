@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
@@ -193,9 +194,9 @@ func (s *appSource) deadlineError(format string, args ...any) error {
 	failing := s.failing
 	s.mu.Unlock()
 	if failing != nil {
-		return fail(ExitTransient, "%s; the Argo CD API was failing when the deadline passed: %v", fmt.Sprintf(format, args...), failing)
+		return fail(exitcode.Transient, "%s; the Argo CD API was failing when the deadline passed: %v", fmt.Sprintf(format, args...), failing)
 	}
-	return fail(ExitTimeout, format, args...)
+	return fail(exitcode.Timeout, format, args...)
 }
 
 // failingNow reports whether the last exchange with the API failed.
@@ -240,7 +241,7 @@ func (s *appSource) fault(err error) bool {
 		since := s.authSince
 		s.mu.Unlock()
 		if time.Since(since) >= s.r.t.authGrace {
-			s.setFatal(fail(ExitTransient, "Argo CD kept rejecting the token for %s: %v", s.r.t.authGrace, err))
+			s.setFatal(fail(exitcode.Transient, "Argo CD kept rejecting the token for %s: %v", s.r.t.authGrace, err))
 			return false
 		}
 		_ = s.r.c.ReloadToken()

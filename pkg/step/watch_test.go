@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
@@ -56,17 +57,17 @@ func TestSourceWait(t *testing.T) {
 	if err := s.wait(ctx, never); err != errWaitDeadline {
 		t.Fatalf("deadline: %v", err)
 	}
-	if code := exitCode(s.deadlineError("late")); code != ExitTimeout {
+	if code := exitcode.Of(s.deadlineError("late")); code != exitcode.Timeout {
 		t.Fatalf("deadline while the API answers: exit %d", code)
 	}
 	s.setFailing(&argocd.NetError{Op: "get", Err: io.ErrUnexpectedEOF})
-	if code := exitCode(s.deadlineError("late")); code != ExitTransient {
+	if code := exitcode.Of(s.deadlineError("late")); code != exitcode.Transient {
 		t.Fatalf("deadline while the API fails: exit %d", code)
 	}
 
 	canceled, cancel2 := context.WithCancel(context.Background())
 	cancel2()
-	if code := exitCode(s.wait(canceled, never)); code != ExitTransient {
+	if code := exitcode.Of(s.wait(canceled, never)); code != exitcode.Transient {
 		t.Fatalf("interrupted: exit %d", code)
 	}
 

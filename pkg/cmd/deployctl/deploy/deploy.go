@@ -4,12 +4,13 @@ package deploy
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/action"
 	"github.com/deployctl/deployctl/pkg/executor"
 )
 
 // NewCommand returns `deployctl deploy`.
 func NewCommand() *cobra.Command {
-	return executor.Command(executor.ActionDeploy,
+	return action.Command(executor.ActionDeploy,
 		"Preflight, apply the templates, submit or resume the deploy workflow, follow it, validate, report",
 		`deploy runs the platform's deploy in dependency order, health-gated:
 Phase 0 preflight (read-only), then it server-side applies the

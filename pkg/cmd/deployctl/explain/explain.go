@@ -3,17 +3,15 @@
 package explain
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/runflags"
 	"github.com/deployctl/deployctl/pkg/exitcode"
-	"github.com/deployctl/deployctl/pkg/insight"
 )
 
 // NewCommand returns `deployctl explain APP`.
 func NewCommand() *cobra.Command {
-	var f *insight.Flags
+	var f *runflags.Flags
 	var workflow string
 	cmd := &cobra.Command{
 		Use:   "explain APP",
@@ -28,8 +26,8 @@ failed, and what was not run because of it; for an omitted app, which failed
 dependency it was omitted for. Read-only.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.Output != "text" && f.Output != "json" {
-				return exitcode.With(exitcode.Invalid, errors.New("unknown output format "+f.Output+": want text or json"))
+			if err := f.CheckOutput(); err != nil {
+				return err
 			}
 			r, err := f.Load(cmd.Context(), workflow)
 			if err != nil {
@@ -42,7 +40,7 @@ dependency it was omitted for. Read-only.`,
 			return e.Write(cmd.OutOrStdout(), r, f.Output)
 		},
 	}
-	f = insight.AddFlags(cmd.Flags())
+	f = runflags.Add(cmd.Flags())
 	cmd.Flags().StringVarP(&workflow, "workflow", "w", "", "the run (default the latest deploy or teardown run)")
 	return cmd
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/status"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/kube"
 )
 
 // fakeCluster serves the failed run of examples/minimal.yaml (from
@@ -44,15 +44,15 @@ func fakeCluster(t *testing.T) string {
 	if err := yaml.Unmarshal(data, &wf); err != nil {
 		t.Fatal(err)
 	}
-	prev := executor.NewClients
-	t.Cleanup(func() { executor.NewClients = prev })
-	executor.NewClients = func(rc *rest.Config) (*executor.Clients, error) {
+	prev := kube.NewClients
+	t.Cleanup(func() { kube.NewClients = prev })
+	kube.NewClients = func(rc *rest.Config) (*kube.Clients, error) {
 		if rc.Host != "https://192.0.2.1:6443" {
 			t.Errorf("client config for %s", rc.Host)
 		}
 		dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 			map[schema.GroupVersionResource]string{{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}: "ApplicationList"})
-		return &executor.Clients{Workflows: wffake.NewSimpleClientset(&wf, out.WorkflowTemplates[dag.Deploy]), Dynamic: dyn}, nil
+		return &kube.Clients{Workflows: wffake.NewSimpleClientset(&wf, out.WorkflowTemplates[dag.Deploy]), Dynamic: dyn}, nil
 	}
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	err = os.WriteFile(kc, []byte(`apiVersion: v1

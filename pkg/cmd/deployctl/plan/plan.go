@@ -16,9 +16,9 @@ import (
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/deps"
-	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/plan"
+	execreport "github.com/deployctl/deployctl/pkg/report"
 )
 
 // NewCommand returns `deployctl plan FILE`.
@@ -248,14 +248,14 @@ func readDurations(path string) (map[string]time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r executor.Report
+	var r execreport.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s: not an executor report: %w", path, err)
 	}
-	if r.Kind != executor.ReportKind {
-		return nil, fmt.Errorf("%s: kind %q, want %q (the report of deployctl deploy)", path, r.Kind, executor.ReportKind)
+	if r.Kind != execreport.Kind {
+		return nil, fmt.Errorf("%s: kind %q, want %q (the report of deployctl deploy)", path, r.Kind, execreport.Kind)
 	}
-	if r.Action != executor.ActionDeploy {
+	if r.Action != execreport.ActionDeploy {
 		return nil, fmt.Errorf("%s: the report of a %s; durations come from a deploy", path, r.Action)
 	}
 	var bad []error
@@ -267,7 +267,7 @@ func readDurations(path string) (map[string]time.Duration, error) {
 				path, durationLine(data, i), i, c.Name, s, int(maxAppSeconds)))
 			continue
 		}
-		if (c.Status == "Succeeded" || c.Status == executor.CompKept) && s > 0 {
+		if (c.Status == "Succeeded" || c.Status == execreport.CompKept) && s > 0 {
 			out[c.Name] = time.Duration(s * float64(time.Second))
 		}
 	}

@@ -4,12 +4,13 @@ package preflight
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/action"
 	"github.com/deployctl/deployctl/pkg/executor"
 )
 
 // NewCommand returns `deployctl preflight`.
 func NewCommand() *cobra.Command {
-	return executor.Command(executor.ActionPreflight,
+	return action.Command(executor.ActionPreflight,
 		"Check, read-only, that the cluster is ready for deploy (Phase 0) and report each check",
 		`preflight runs the checks deploy starts with, and nothing else: API
 reachable, credentials accepted, every permission deploy needs

@@ -2,17 +2,14 @@
 package status
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
-	"github.com/deployctl/deployctl/pkg/exitcode"
-	"github.com/deployctl/deployctl/pkg/insight"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/runflags"
 )
 
 // NewCommand returns `deployctl status [WORKFLOW]`.
 func NewCommand() *cobra.Command {
-	var f *insight.Flags
+	var f *runflags.Flags
 	cmd := &cobra.Command{
 		Use:   "status [WORKFLOW]",
 		Short: "Show each app of a deploy or teardown run: state, duration, and what the waiting ones wait for",
@@ -29,8 +26,8 @@ message. Read-only; works on a finished run too. See also 'deployctl explain'.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
-			if f.Output != "text" && f.Output != "json" {
-				return exitcode.With(exitcode.Invalid, errors.New("unknown output format "+f.Output+": want text or json"))
+			if err := f.CheckOutput(); err != nil {
+				return err
 			}
 			r, err := f.Load(cmd.Context(), name)
 			if err != nil {
@@ -39,6 +36,6 @@ message. Read-only; works on a finished run too. See also 'deployctl explain'.`,
 			return r.WriteStatus(cmd.OutOrStdout(), f.Output)
 		},
 	}
-	f = insight.AddFlags(cmd.Flags())
+	f = runflags.Add(cmd.Flags())
 	return cmd
 }

@@ -5,12 +5,13 @@ package teardown
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/action"
 	"github.com/deployctl/deployctl/pkg/executor"
 )
 
 // NewCommand returns `deployctl teardown`.
 func NewCommand() *cobra.Command {
-	return executor.Command(executor.ActionTeardown,
+	return action.Command(executor.ActionTeardown,
 		"Delete the platform's apps in reverse dependency order (needs CONFIRM=<platform name>)",
 		`teardown refuses (exit 3) unless CONFIRM (or --confirm) is the platform's
 name. It runs the teardown workflow of the scope (the scope and everything

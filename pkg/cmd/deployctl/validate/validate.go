@@ -5,12 +5,13 @@ package validate
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/action"
 	"github.com/deployctl/deployctl/pkg/executor"
 )
 
 // NewCommand returns `deployctl validate`.
 func NewCommand() *cobra.Command {
-	return executor.Command(executor.ActionValidate,
+	return action.Command(executor.ActionValidate,
 		"Read every app's health from Argo CD and aggregate it (read-only): exit 0 Healthy, 2 Degraded or Progressing, 1 Failed",
 		`validate reads the Argo CD Application of every app of the scope and
 aggregates their health (RFC 5.5): all Healthy → Healthy; any Progressing →

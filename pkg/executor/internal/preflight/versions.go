@@ -1,4 +1,4 @@
-package executor
+package preflight
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // testedLines are the release lines deployctl's e2e runs the whole scenario
@@ -72,10 +74,10 @@ func support(product, version string) (ok bool, note string) {
 
 // noteSupport adds a passing check's version note; an untested version
 // turns it into a warning that leads with the note.
-func (c *Check) noteSupport(product, version string) {
+func noteSupport(c *report.Check, product, version string) {
 	if tested, note := support(product, version); tested {
 		c.Reason += "; " + note
 	} else {
-		c.Status, c.Reason = Warn, note+"; "+c.Reason
+		c.Status, c.Reason = report.Warn, note+"; "+c.Reason
 	}
 }

@@ -1,10 +1,10 @@
-package executor
+package workflow
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -12,16 +12,36 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/livestate"
 )
 
 // maxGetFailures is how many reads of the followed run in a row may fail
 // (API hiccups) before following gives up.
 const maxGetFailures = 10
 
+// Watch is how Follow reports: the task names to report (apps and the
+// handoff), where to print and whether that is a terminal (a live progress
+// line), the run's start, how often to read the run, the loggers of the
+// follow phase and of one node, whether logs are JSON (then every
+// transition is logged at info), and what to count as a failed read.
+type Watch struct {
+	Show        []string
+	Out         io.Writer
+	TTY         bool
+	Started     time.Time
+	Poll        time.Duration
+	Log         *slog.Logger
+	NodeLog     func(node string) *slog.Logger
+	JSONLog     bool
+	OnReadError func()
+}
+
 // follower prints a run's node transitions: one plain line per change of
 // an app's node, and on a terminal a live progress line under them.
 type follower struct {
-	r        *run
+	wt       Watch
 	show     map[string]bool // the task names to report: apps and the handoff
 	phase    map[string]wfv1.NodePhase
 	tries    map[string]int
@@ -31,27 +51,17 @@ type follower struct {
 	lastLine string
 }
 
-// isTerminal says whether w is a character device (an interactive terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// follow watches a run until it completes (or ctx ends), printing every
+// Follow watches a run until it completes (or ctx ends), printing every
 // app node's transitions. It returns the last state read.
-func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv1.Workflow, error) {
-	f := &follower{r: r, show: map[string]bool{}, phase: map[string]wfv1.NodePhase{}, tries: map[string]int{},
-		out: r.out, tty: r.tty, first: true}
-	for _, s := range show {
+func Follow(ctx context.Context, cl *kube.Clients, w *wfv1.Workflow, wt Watch) (*wfv1.Workflow, error) {
+	f := &follower{wt: wt, show: map[string]bool{}, phase: map[string]wfv1.NodePhase{}, tries: map[string]int{},
+		out: wt.Out, tty: wt.TTY, first: true}
+	for _, s := range wt.Show {
 		f.show[s] = true
 	}
-	lg := r.log.Phase(PhaseFollow)
+	lg := wt.Log
 	lg.Info("following", "workflow", w.Name, "namespace", w.Namespace)
-	wfs := r.cl.Workflows.ArgoprojV1alpha1().Workflows(w.Namespace)
+	wfs := cl.Workflows.ArgoprojV1alpha1().Workflows(w.Namespace)
 	failures := 0
 	defer f.clearLine()
 	for {
@@ -63,7 +73,7 @@ func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv
 		select {
 		case <-ctx.Done():
 			return w, ctx.Err()
-		case <-time.After(r.poll):
+		case <-time.After(wt.Poll):
 		}
 		got, err := wfs.Get(ctx, w.Name, metav1.GetOptions{})
 		switch {
@@ -75,7 +85,7 @@ func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv
 			return w, fmt.Errorf("workflow %s/%s was deleted while it was followed", w.Namespace, w.Name)
 		default:
 			failures++
-			r.metrics.Error(PhaseFollow)
+			wt.OnReadError()
 			lg.Warn("reading the workflow failed", "workflow", w.Name, "error", err.Error(), "failures", failures)
 			if failures >= maxGetFailures {
 				return w, fmt.Errorf("reading workflow %s failed %d times in a row: %w", w.Name, failures, err)
@@ -86,7 +96,7 @@ func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv
 
 // observe reports what changed since the last read.
 func (f *follower) observe(w *wfv1.Workflow) {
-	nodes := taskNodes(w)
+	nodes := livestate.TaskNodes(w)
 	names := make([]string, 0, len(nodes))
 	for n := range nodes {
 		if f.show[n] {
@@ -103,7 +113,7 @@ func (f *follower) observe(w *wfv1.Workflow) {
 	})
 	for _, name := range names {
 		n := nodes[name]
-		tries := len(attempts(w, n))
+		tries := len(livestate.Attempts(w, n))
 		if n.Type != wfv1.NodeTypeRetry {
 			tries = 0
 		}
@@ -124,7 +134,7 @@ func (f *follower) transition(w *wfv1.Workflow, name string, n *wfv1.NodeStatus,
 		detail = append(detail, fmt.Sprintf("attempt %d", tries))
 	}
 	if n.Fulfilled() && !n.StartedAt.IsZero() {
-		detail = append(detail, fmt.Sprintf("%.1fs", nodeSeconds(n)))
+		detail = append(detail, fmt.Sprintf("%.1fs", NodeSeconds(n)))
 	}
 	if earlier {
 		detail = append(detail, "before this executor run")
@@ -132,7 +142,7 @@ func (f *follower) transition(w *wfv1.Workflow, name string, n *wfv1.NodeStatus,
 	msg := ""
 	if n.FailedOrError() {
 		msg = n.Message
-		if res := resultOf(w, n); res != nil && res.Message != "" {
+		if res := livestate.ResultOf(w, n); res != nil && res.Message != "" {
 			msg = res.Message
 		}
 	}
@@ -150,16 +160,16 @@ func (f *follower) transition(w *wfv1.Workflow, name string, n *wfv1.NodeStatus,
 	fmt.Fprintln(f.out, strings.TrimRight(line, " "))
 	// The line above is for people; the record is for machines: at info in
 	// JSON logs, at debug in text logs (where it would repeat the line).
-	lg := f.r.log.For(PhaseFollow, name)
+	lg := f.wt.NodeLog(name)
 	lv := lg.Debug
-	if f.r.cfg.LogFormat == "json" {
+	if f.wt.JSONLog {
 		lv = lg.Info
 	}
 	if n.FailedOrError() {
 		lv = lg.Error
 	}
 	lv("node "+string(n.Phase), "workflow", w.Name, "node_phase", string(n.Phase), "previous", string(prev),
-		"attempts", tries, "seconds", nodeSeconds(n), "message", msg)
+		"attempts", tries, "seconds", NodeSeconds(n), "message", msg)
 }
 
 // progress draws the live line (terminal only).
@@ -177,9 +187,9 @@ func (f *follower) progress(w *wfv1.Workflow, nodes map[string]*wfv1.NodeStatus)
 	failed := count[wfv1.NodeFailed] + count[wfv1.NodeError]
 	notRun := count[wfv1.NodeOmitted] + count[wfv1.NodeSkipped]
 	waiting := len(f.show) - done - failed - notRun - count[wfv1.NodeRunning] - count[wfv1.NodePending]
-	el := time.Since(f.r.started).Round(time.Second)
+	el := time.Since(f.wt.Started).Round(time.Second)
 	f.lastLine = fmt.Sprintf("%s %s: %d/%d succeeded · %d running · %d failed · %d not run · %d waiting · %s",
-		w.Name, phaseOf(w), done, len(f.show), count[wfv1.NodeRunning]+count[wfv1.NodePending], failed, notRun, max(waiting, 0), el)
+		w.Name, PhaseOf(w), done, len(f.show), count[wfv1.NodeRunning]+count[wfv1.NodePending], failed, notRun, max(waiting, 0), el)
 	fmt.Fprint(f.out, "\r\x1b[K"+f.lastLine)
 }
 
@@ -188,4 +198,20 @@ func (f *follower) clearLine() {
 		fmt.Fprint(f.out, "\r\x1b[K")
 		f.lastLine = ""
 	}
+}
+
+// NodeSeconds is a node's run time so far, or in total when finished.
+func NodeSeconds(n *wfv1.NodeStatus) float64 {
+	if n.StartedAt.IsZero() {
+		return 0
+	}
+	if n.FinishedAt.IsZero() {
+		return sinceSeconds(n.StartedAt.Time)
+	}
+	return n.FinishedAt.Sub(n.StartedAt.Time).Round(100 * 1e6).Seconds()
+}
+
+// sinceSeconds is a duration in seconds, rounded to milliseconds.
+func sinceSeconds(t time.Time) float64 {
+	return float64(time.Since(t).Round(time.Millisecond)) / float64(time.Second)
 }

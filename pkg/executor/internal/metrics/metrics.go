@@ -1,4 +1,6 @@
-package executor
+// Package metrics is the executor's Prometheus metrics: the text
+// exposition it writes beside the report, and the /metrics server.
+package metrics
 
 import (
 	"bytes"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/internal/redact"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // Metrics are the executor's Prometheus metrics, written in the text
@@ -35,6 +38,8 @@ type Metrics struct {
 	health   map[string]componentHealth
 	errors   map[string]int
 	hasError bool
+	// errorPhases are reported even at zero.
+	errorPhases []string
 	// secrets are masked in label values (nil: the credential patterns).
 	secrets *redact.Set
 }
@@ -45,15 +50,15 @@ type componentHealth struct{ stack, health string }
 // health codes, and Absent for an Application that does not exist.
 var Healths = []string{"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown", "Absent"}
 
-// errorPhases are reported even at zero, so rate() works from the start.
-var errorPhases = []string{PhaseConfig, PhasePreflight, PhaseCompile, PhaseApply, PhaseSubmit, PhaseFollow, PhaseValidate, PhaseVerify}
-
-// NewMetrics starts the clock of an action.
-func NewMetrics(action Action, platform, environment string) *Metrics {
+// New starts the clock of an action. errorPhases are reported even at
+// zero, so rate() works from the start; secrets are masked in label values
+// (nil: the credential patterns).
+func New(action, platform, environment string, errorPhases []string, secrets *redact.Set) *Metrics {
 	return &Metrics{
-		labels: [][2]string{{"action", string(action)}, {"platform", platform}, {"environment", environment}},
-		start:  time.Now(), status: StatusRunning,
+		labels: [][2]string{{"action", action}, {"platform", platform}, {"environment", environment}},
+		start:  time.Now(), status: report.StatusRunning,
 		health: map[string]componentHealth{}, errors: map[string]int{},
+		errorPhases: errorPhases, secrets: secrets,
 	}
 }
 
@@ -106,7 +111,7 @@ func (m *Metrics) Render() []byte {
 	m.sample(&b, "executor_action_duration_seconds", m.labels, nil, strconv.FormatFloat(end.Sub(m.start).Seconds(), 'f', 3, 64))
 
 	family(&b, "executor_action_status", "gauge", "1 for the action's current status, 0 for every other status.")
-	for _, s := range Statuses {
+	for _, s := range report.Statuses {
 		m.sample(&b, "executor_action_status", m.labels, [][2]string{{"status", s}}, boolValue(s == m.status))
 	}
 
@@ -124,7 +129,7 @@ func (m *Metrics) Render() []byte {
 	}
 
 	family(&b, "executor_errors_total", "counter", "Errors met by the action, by phase (API errors, failed checks, failed components).")
-	phases := append([]string(nil), errorPhases...)
+	phases := append([]string(nil), m.errorPhases...)
 	for p := range m.errors {
 		if !contains(phases, p) {
 			phases = append(phases, p)
@@ -212,4 +217,23 @@ func (m *Metrics) Serve(ctx context.Context, addr string) (net.Addr, <-chan erro
 		_ = srv.Shutdown(sctx)
 	}()
 	return ln.Addr(), done, nil
+}
+
+// Addr defaults the host to loopback: metrics are served to the world only
+// when asked explicitly (0.0.0.0:PORT).
+func Addr(s string) (string, error) {
+	if !strings.Contains(s, ":") {
+		s = ":" + s
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", err
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("bad port %q", port)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
 }

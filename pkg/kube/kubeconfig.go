@@ -1,4 +1,4 @@
-package executor
+package kube
 
 import (
 	"encoding/base64"
@@ -21,7 +21,7 @@ import (
 func ReadKubeconfig(path string, secrets *redact.Set) (*clientcmdapi.Config, error) {
 	raw, err := readlimit.ReadFile(path, readlimit.Secret)
 	if err != nil {
-		return nil, fmt.Errorf("%s", readProblem(path, err))
+		return nil, fmt.Errorf("%s", readlimit.Problem(path, err))
 	}
 	kc, err := parseKubeconfig(path, raw)
 	if err != nil {

@@ -1,27 +1,33 @@
-package executor
+package workflow
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deployctl/deployctl/pkg/kube"
 )
 
 // AnnotationResumeNudge is written on a resumed run the workflow
-// controller has not taken up (awaitPickup); its value counts the nudges.
+// controller has not taken up (AwaitPickup); its value counts the nudges.
 const AnnotationResumeNudge = "deployctl.dev/resume-nudge"
 
-// Defaults of awaitPickup: how long a resumed run may stay untouched by
-// the controller before it is nudged, and how many nudges are written.
-const (
-	pickupNudgeAfter = 10 * time.Second
-	pickupMaxNudges  = 3
-)
+// Pickup is how AwaitPickup watches a resumed run.
+type Pickup struct {
+	Poll       time.Duration // how often the run is read
+	NudgeAfter time.Duration // how long it may stay untouched (0: 10 s)
+	Log        *slog.Logger
+}
 
-// awaitPickup waits until the workflow controller has taken up a run the
+// PickupMaxNudges is how many nudges AwaitPickup writes at most.
+const PickupMaxNudges = 3
+
+// AwaitPickup waits until the workflow controller has taken up a run the
 // executor just resumed, that is until anyone wrote the Workflow after us
 // (its resourceVersion moved on), and returns the latest state read.
 //
@@ -37,12 +43,12 @@ const (
 // then it follows the run whatever happened (the action's deadline bounds
 // the wait). A write by anyone, the controller or another client, counts
 // as taken up: it re-admits the run too.
-func (r *run) awaitPickup(ctx context.Context, w *wfv1.Workflow) *wfv1.Workflow {
-	lg := r.log.Phase(PhaseSubmit)
-	wfs := r.cl.Workflows.ArgoprojV1alpha1().Workflows(w.Namespace)
-	nudgeAfter, maxNudges := r.pickupNudgeAfter, pickupMaxNudges
+func AwaitPickup(ctx context.Context, cl *kube.Clients, w *wfv1.Workflow, p Pickup) *wfv1.Workflow {
+	lg := p.Log
+	wfs := cl.Workflows.ArgoprojV1alpha1().Workflows(w.Namespace)
+	nudgeAfter, maxNudges := p.NudgeAfter, PickupMaxNudges
 	if nudgeAfter == 0 {
-		nudgeAfter = pickupNudgeAfter
+		nudgeAfter = 10 * time.Second
 	}
 	ours := w.ResourceVersion
 	since := time.Now()
@@ -50,7 +56,7 @@ func (r *run) awaitPickup(ctx context.Context, w *wfv1.Workflow) *wfv1.Workflow 
 		select {
 		case <-ctx.Done():
 			return w
-		case <-time.After(r.poll):
+		case <-time.After(p.Poll):
 		}
 		got, err := wfs.Get(ctx, w.Name, metav1.GetOptions{})
 		if err != nil {

@@ -1,4 +1,7 @@
-package executor
+// Package workflow is the executor's workflow phase: what to do with the
+// platform's runs (submit, resume, follow, skip, refuse), and Argo's retry
+// of a failed run done here.
+package workflow
 
 import (
 	"fmt"
@@ -20,14 +23,14 @@ const (
 	DecideNothing  = "nothing"  // teardown only: no Application of the scope exists
 )
 
-// decision is what to do, with the run it is about and why.
-type decision struct {
+// Decision is what to do, with the run it is about and why.
+type Decision struct {
 	Kind   string
 	Run    *wfv1.Workflow
 	Reason string
 }
 
-// decide picks what an action does, from every Workflow of the platform:
+// Decide picks what an action does, from every Workflow of the platform:
 //
 //  1. A run of this platform's deploy or teardown that has not finished:
 //     if it is this action with this spec hash, follow it (never start a
@@ -44,7 +47,7 @@ type decision struct {
 //  4. Otherwise submit a new run. Teardown always submits a new run (its
 //     steps find deleted apps gone in a second, and a new run takes the
 //     current pv-policy and crd-policy), except to follow a running one.
-func decide(runs []wfv1.Workflow, action dag.Action, hash string, force bool, upToDate func() (bool, string)) decision {
+func Decide(runs []wfv1.Workflow, action dag.Action, hash string, force bool, upToDate func() (bool, string)) Decision {
 	sorted := append([]wfv1.Workflow(nil), runs...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i].CreationTimestamp, sorted[j].CreationTimestamp
@@ -60,13 +63,13 @@ func decide(runs []wfv1.Workflow, action dag.Action, hash string, force bool, up
 			continue
 		}
 		if act == string(action) && w.Labels[compile.LabelSpecHash] == hash {
-			return decision{DecideFollow, w, fmt.Sprintf("%s is already running this spec (%s)", w.Name, phaseOf(w))}
+			return Decision{DecideFollow, w, fmt.Sprintf("%s is already running this spec (%s)", w.Name, PhaseOf(w))}
 		}
-		return decision{DecideConflict, w, fmt.Sprintf("%s %s (spec hash %s) is %s: wait for it to finish, or stop it (argo stop %s -n %s)",
-			act, w.Name, w.Labels[compile.LabelSpecHash], phaseOf(w), w.Name, w.Namespace)}
+		return Decision{DecideConflict, w, fmt.Sprintf("%s %s (spec hash %s) is %s: wait for it to finish, or stop it (argo stop %s -n %s)",
+			act, w.Name, w.Labels[compile.LabelSpecHash], PhaseOf(w), w.Name, w.Namespace)}
 	}
 	if action != dag.Deploy {
-		return decision{Kind: DecideSubmit, Reason: "a teardown always runs from the top (deleted apps are found gone)"}
+		return Decision{Kind: DecideSubmit, Reason: "a teardown always runs from the top (deleted apps are found gone)"}
 	}
 	var last *wfv1.Workflow
 	for i := range sorted {
@@ -77,27 +80,28 @@ func decide(runs []wfv1.Workflow, action dag.Action, hash string, force bool, up
 	}
 	switch {
 	case last == nil:
-		return decision{Kind: DecideSubmit, Reason: "no earlier run of this platform"}
+		return Decision{Kind: DecideSubmit, Reason: "no earlier run of this platform"}
 	case last.Labels[compile.LabelSpecHash] != hash:
-		return decision{Kind: DecideSubmit, Reason: fmt.Sprintf("the last run %s was of another spec (hash %s)", last.Name, last.Labels[compile.LabelSpecHash])}
+		return Decision{Kind: DecideSubmit, Reason: fmt.Sprintf("the last run %s was of another spec (hash %s)", last.Name, last.Labels[compile.LabelSpecHash])}
 	}
 	switch last.Status.Phase {
 	case wfv1.WorkflowFailed, wfv1.WorkflowError:
-		return decision{DecideResume, last, fmt.Sprintf("the last run %s of this spec %s: resuming it", last.Name, last.Status.Phase)}
+		return Decision{DecideResume, last, fmt.Sprintf("the last run %s of this spec %s: resuming it", last.Name, last.Status.Phase)}
 	case wfv1.WorkflowSucceeded:
 		if force {
-			return decision{DecideSubmit, last, "forced run (the last run " + last.Name + " Succeeded)"}
+			return Decision{DecideSubmit, last, "forced run (the last run " + last.Name + " Succeeded)"}
 		}
 		ok, why := upToDate()
 		if ok {
-			return decision{DecideSkip, last, fmt.Sprintf("the last run %s of this spec Succeeded and %s", last.Name, why)}
+			return Decision{DecideSkip, last, fmt.Sprintf("the last run %s of this spec Succeeded and %s", last.Name, why)}
 		}
-		return decision{DecideSubmit, last, fmt.Sprintf("the last run %s of this spec Succeeded, but %s", last.Name, why)}
+		return Decision{DecideSubmit, last, fmt.Sprintf("the last run %s of this spec Succeeded, but %s", last.Name, why)}
 	}
-	return decision{Kind: DecideSubmit, Reason: fmt.Sprintf("the last run %s ended %s", last.Name, phaseOf(last))}
+	return Decision{Kind: DecideSubmit, Reason: fmt.Sprintf("the last run %s ended %s", last.Name, PhaseOf(last))}
 }
 
-func phaseOf(w *wfv1.Workflow) string {
+// PhaseOf is a run's phase, Pending before the controller set one.
+func PhaseOf(w *wfv1.Workflow) string {
 	if w.Status.Phase == "" {
 		return "Pending"
 	}

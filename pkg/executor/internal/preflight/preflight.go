@@ -1,11 +1,14 @@
-package executor
+// Package preflight is the executor's Phase 0: strictly read-only checks
+// of the cluster before an action changes anything, and the cluster
+// inventory they find.
+package preflight
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
-	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
@@ -14,44 +17,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/pkg/step"
 )
 
 // Phase 0 preflight: strictly read-only. Every check reads, or asks the
 // API server a question that persists nothing (SelfSubjectReview,
 // SelfSubjectAccessReview, server-side dry-run apply).
-
-// Check statuses.
-const (
-	Pass = "pass"
-	Warn = "warn"
-	Fail = "fail"
-	Skip = "skip"
-)
-
-// Check is one preflight check's outcome.
-type Check struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Reason string `json:"reason"`
-	// Code is the exit code a failure calls for: 3 when configuration or a
-	// required primitive is missing, 1 when the cluster is not in a state
-	// to run (not Ready, unreachable).
-	Code int `json:"exitCode,omitempty"`
-}
-
-// Inventory is the cluster snapshot of Phase 0 (RFC 3.2.8).
-type Inventory struct {
-	ServerVersion   string   `json:"serverVersion,omitempty"`
-	User            string   `json:"user,omitempty"`
-	Nodes           int      `json:"nodes"`
-	ReadyNodes      int      `json:"readyNodes"`
-	KubeletVersions []string `json:"kubeletVersions,omitempty"`
-	CPU             string   `json:"allocatableCPU,omitempty"`
-	Memory          string   `json:"allocatableMemory,omitempty"`
-}
 
 // permission is one thing an action must be allowed to do.
 type permission struct {
@@ -63,11 +40,11 @@ type permission struct {
 
 // permissions lists what an action calls, per verb (RFC 3.2.4: "RBAC
 // check for required permissions").
-func (r *run) permissions() []permission {
-	p := r.cfg.DAG.Platform
+func (r *checker) permissions() []permission {
+	p := r.Platform
 	wf, cd := p.Spec.Workflow.Namespace, p.Spec.ArgoCD.Namespace
 	apps := permission{[]string{"get", "list"}, "argoproj.io", "applications", cd}
-	if r.cfg.Action == ActionValidate {
+	if r.Action == report.ActionValidate {
 		return []permission{apps}
 	}
 	apply := []string{"get", "create", "patch"}
@@ -81,11 +58,11 @@ func (r *run) permissions() []permission {
 		{apply, "", "configmaps", cd},
 		apps,
 	}
-	if r.cfg.Action != ActionTeardown {
+	if r.Action != report.ActionTeardown {
 		// resume deletes the pods of the nodes it resets, as `argo retry` does
 		ps = append(ps, permission{[]string{"delete"}, "", "pods", wf})
 	}
-	if len(r.cfg.secrets) > 0 {
+	if r.HasSecrets {
 		ps = append(ps, permission{apply, "", "secrets", wf})
 	} else {
 		ps = append(ps, permission{[]string{"get"}, "", "secrets", wf})
@@ -93,29 +70,55 @@ func (r *run) permissions() []permission {
 	return ps
 }
 
-// preflight runs every check, in order; a check that cannot be meaningful
-// after an earlier failure is skipped with the reason.
-func (r *run) preflight(ctx context.Context) []Check {
-	lg := r.log.Phase(PhasePreflight)
-	var checks []Check
-	add := func(c Check) {
+// Input is what preflight reads besides the cluster.
+type Input struct {
+	Action   report.Action
+	Platform *spec.Platform
+	Clients  *kube.Clients
+	DryRun   bool
+	// HasSecrets: the secrets directory holds credentials to apply;
+	// HasToken: among them the Argo CD token, file TokenFile of SecretsDir.
+	HasSecrets, HasToken  bool
+	SecretsDir, TokenFile string
+	// Objects are what the action applies (checked by a dry-run apply).
+	Objects []apply.Object
+	Log     *slog.Logger
+}
+
+type checker struct {
+	Input
+	inventory report.Inventory
+}
+
+// Run runs every check, in order (a check that cannot be meaningful after
+// an earlier failure is skipped with the reason), and returns them with the
+// inventory of the cluster.
+func Run(ctx context.Context, in Input) ([]report.Check, report.Inventory) {
+	r := &checker{Input: in}
+	return r.run(ctx), r.inventory
+}
+
+func (r *checker) run(ctx context.Context) []report.Check {
+	lg := r.Log
+	var checks []report.Check
+	add := func(c report.Check) {
 		checks = append(checks, c)
-		lv := map[string]func(string, ...any){Pass: lg.Info, Warn: lg.Warn, Fail: lg.Error, Skip: lg.Info}[c.Status]
+		lv := map[string]func(string, ...any){report.Pass: lg.Info, report.Warn: lg.Warn, report.Fail: lg.Error, report.Skip: lg.Info}[c.Status]
 		lv("check "+c.Name, "status", c.Status, "reason", c.Reason)
 	}
 	api := r.checkAPI(ctx)
 	add(api)
-	if api.Status == Fail {
+	if api.Status == report.Fail {
 		for _, n := range []string{"credentials", "permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates"} {
-			add(Check{Name: n, Status: Skip, Reason: "the API server is not reachable"})
+			add(report.Check{Name: n, Status: report.Skip, Reason: "the API server is not reachable"})
 		}
 		return checks
 	}
 	creds := r.checkCredentials(ctx)
 	add(creds)
-	if creds.Status == Fail {
+	if creds.Status == report.Fail {
 		for _, n := range []string{"permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates"} {
-			add(Check{Name: n, Status: Skip, Reason: "the credentials were not accepted"})
+			add(report.Check{Name: n, Status: report.Skip, Reason: "the credentials were not accepted"})
 		}
 		return checks
 	}
@@ -123,30 +126,30 @@ func (r *run) preflight(ctx context.Context) []Check {
 	add(r.checkNodes(ctx))
 	add(r.checkDNS(ctx))
 	add(r.checkArgoCD(ctx))
-	if r.cfg.Action == ActionValidate {
+	if r.Action == report.ActionValidate {
 		return checks
 	}
 	wfc := r.checkArgoWorkflows(ctx)
 	add(wfc)
 	add(r.checkToken(ctx))
-	if wfc.Status == Fail && wfc.Code == exitcode.Invalid {
-		add(Check{Name: "templates", Status: Skip, Reason: "Argo Workflows' CRDs are missing"})
+	if wfc.Status == report.Fail && wfc.Code == exitcode.Invalid {
+		add(report.Check{Name: "templates", Status: report.Skip, Reason: "Argo Workflows' CRDs are missing"})
 	} else {
 		add(r.checkTemplates(ctx))
 	}
-	if r.cfg.Action == ActionDeploy || r.cfg.Action == ActionPreflight {
+	if r.Action == report.ActionDeploy || r.Action == report.ActionPreflight {
 		add(r.checkHealthCustomizations(ctx))
 	}
 	return checks
 }
 
-// preflightCode is the exit code of a failed preflight: 3 when any failure
+// Code is the exit code of a failed preflight: 3 when any failure
 // is missing configuration or primitives (fix the setup), else 1; 0 when
 // nothing failed.
-func preflightCode(checks []Check) int {
+func Code(checks []report.Check) int {
 	code := exitcode.OK
 	for _, c := range checks {
-		if c.Status != Fail {
+		if c.Status != report.Fail {
 			continue
 		}
 		if c.Code == exitcode.Invalid {
@@ -157,52 +160,52 @@ func preflightCode(checks []Check) int {
 	return code
 }
 
-func (r *run) checkAPI(ctx context.Context) Check {
-	c := Check{Name: "api"}
-	v, err := r.cl.Kube.Discovery().ServerVersion()
+func (r *checker) checkAPI(ctx context.Context) report.Check {
+	c := report.Check{Name: "api"}
+	v, err := r.Clients.Kube.Discovery().ServerVersion()
 	switch {
 	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
 		// It answered: reachable. The credentials check says the rest.
-		c.Status, c.Reason = Pass, "the API server answered ("+reasonOf(err)+")"
+		c.Status, c.Reason = report.Pass, "the API server answered ("+reasonOf(err)+")"
 	case err != nil:
-		c.Status, c.Reason, c.Code = Fail, "not reachable: "+err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "not reachable: "+err.Error(), exitcode.Failure
 	default:
 		r.inventory.ServerVersion = v.GitVersion
-		c.Status, c.Reason = Pass, "Kubernetes "+v.GitVersion
+		c.Status, c.Reason = report.Pass, "Kubernetes "+v.GitVersion
 	}
 	return c
 }
 
-func (r *run) checkCredentials(ctx context.Context) Check {
-	c := Check{Name: "credentials"}
-	res, err := r.cl.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+func (r *checker) checkCredentials(ctx context.Context) report.Check {
+	c := report.Check{Name: "credentials"}
+	res, err := r.Clients.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsUnauthorized(err):
-		c.Status, c.Reason, c.Code = Fail, "the API server rejected the kubeconfig's credentials (401)", exitcode.Invalid
+		c.Status, c.Reason, c.Code = report.Fail, "the API server rejected the kubeconfig's credentials (401)", exitcode.Invalid
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
-		c.Status, c.Reason = Pass, "accepted (identity not available: "+reasonOf(err)+")"
+		c.Status, c.Reason = report.Pass, "accepted (identity not available: "+reasonOf(err)+")"
 	case err != nil:
-		c.Status, c.Reason, c.Code = Fail, err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, err.Error(), exitcode.Failure
 	default:
 		u := res.Status.UserInfo
 		r.inventory.User = u.Username
-		c.Status, c.Reason = Pass, fmt.Sprintf("authenticated as %s (groups %s)", u.Username, strings.Join(u.Groups, ", "))
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("authenticated as %s (groups %s)", u.Username, strings.Join(u.Groups, ", "))
 	}
 	return c
 }
 
-func (r *run) checkPermissions(ctx context.Context) Check {
-	c := Check{Name: "permissions"}
+func (r *checker) checkPermissions(ctx context.Context) report.Check {
+	c := report.Check{Name: "permissions"}
 	var denied []string
 	asked := 0
 	for _, p := range r.permissions() {
 		for _, verb := range p.verbs {
 			asked++
 			ra := &authzv1.ResourceAttributes{Verb: verb, Group: p.group, Resource: p.resource, Namespace: p.namespace}
-			res, err := r.cl.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+			res, err := r.Clients.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
 				&authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: ra}}, metav1.CreateOptions{})
 			if err != nil {
-				c.Status, c.Reason, c.Code = Fail, "SelfSubjectAccessReview: "+err.Error(), exitcode.Failure
+				c.Status, c.Reason, c.Code = report.Fail, "SelfSubjectAccessReview: "+err.Error(), exitcode.Failure
 				return c
 			}
 			if !res.Status.Allowed {
@@ -211,15 +214,15 @@ func (r *run) checkPermissions(ctx context.Context) Check {
 		}
 	}
 	if len(denied) > 0 {
-		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = fmt.Sprintf("%d of %d denied: %s", len(denied), asked, strings.Join(denied, "; "))
 		return c
 	}
-	what := r.cfg.Action
-	if what == ActionPreflight {
-		what = ActionDeploy // preflight checks for deploy
+	what := r.Action
+	if what == report.ActionPreflight {
+		what = report.ActionDeploy // preflight checks for deploy
 	}
-	c.Status, c.Reason = Pass, fmt.Sprintf("all %d verbs %s needs are allowed", asked, what)
+	c.Status, c.Reason = report.Pass, fmt.Sprintf("all %d verbs %s needs are allowed", asked, what)
 	return c
 }
 
@@ -234,11 +237,11 @@ func describePermission(verb string, p permission) string {
 	return fmt.Sprintf("%s %s in %s", verb, res, p.namespace)
 }
 
-func (r *run) checkNodes(ctx context.Context) Check {
-	c := Check{Name: "nodes"}
-	nodes, err := r.cl.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+func (r *checker) checkNodes(ctx context.Context) report.Check {
+	c := report.Check{Name: "nodes"}
+	nodes, err := r.Clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		c.Status, c.Reason, c.Code = Fail, "listing nodes: "+err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "listing nodes: "+err.Error(), exitcode.Failure
 		return c
 	}
 	inv := &r.inventory
@@ -262,11 +265,11 @@ func (r *run) checkNodes(ctx context.Context) Check {
 	inv.CPU, inv.Memory = cpu.String(), mem.String()
 	switch {
 	case inv.ReadyNodes == 0:
-		c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("no Ready node (%d nodes)", inv.Nodes), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, fmt.Sprintf("no Ready node (%d nodes)", inv.Nodes), exitcode.Failure
 	case inv.ReadyNodes < 3:
-		c.Status, c.Reason = Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (RFC 3.2.4: warning only)", inv.ReadyNodes, inv.Nodes)
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (RFC 3.2.4: warning only)", inv.ReadyNodes, inv.Nodes)
 	default:
-		c.Status, c.Reason = Pass, fmt.Sprintf("%d of %d nodes Ready", inv.ReadyNodes, inv.Nodes)
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("%d of %d nodes Ready", inv.ReadyNodes, inv.Nodes)
 	}
 	return c
 }
@@ -274,28 +277,28 @@ func (r *run) checkNodes(ctx context.Context) Check {
 // checkDNS wants CoreDNS (or kube-dns) pods running; a cluster DNS served
 // from outside pods (host process, managed service) shows as the kube-dns
 // Service with ready endpoints: a warning, since the pods cannot be seen.
-func (r *run) checkDNS(ctx context.Context) Check {
-	c := Check{Name: "dns"}
-	pods, err := r.cl.Kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+func (r *checker) checkDNS(ctx context.Context) report.Check {
+	c := report.Check{Name: "dns"}
+	pods, err := r.Clients.Kube.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
 	if err != nil {
-		c.Status, c.Reason, c.Code = Fail, "listing DNS pods: "+err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "listing DNS pods: "+err.Error(), exitcode.Failure
 		return c
 	}
 	if ready, total := readyPods(pods.Items); ready > 0 {
-		c.Status, c.Reason = Pass, fmt.Sprintf("%d/%d cluster DNS pods (k8s-app=kube-dns) Running and Ready", ready, total)
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("%d/%d cluster DNS pods (k8s-app=kube-dns) Running and Ready", ready, total)
 		return c
 	} else if total > 0 {
-		c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("0/%d cluster DNS pods (k8s-app=kube-dns) Ready", total), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, fmt.Sprintf("0/%d cluster DNS pods (k8s-app=kube-dns) Ready", total), exitcode.Failure
 		return c
 	}
 	n, err := r.readyEndpoints(ctx, "kube-system", "kube-dns")
 	switch {
 	case err != nil:
-		c.Status, c.Reason, c.Code = Fail, "no CoreDNS pods (k8s-app=kube-dns in kube-system) and no kube-dns Service: "+err.Error(), exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "no CoreDNS pods (k8s-app=kube-dns in kube-system) and no kube-dns Service: "+err.Error(), exitcode.Failure
 	case n == 0:
-		c.Status, c.Reason, c.Code = Fail, "no CoreDNS pods, and the kube-dns Service has no ready endpoint", exitcode.Failure
+		c.Status, c.Reason, c.Code = report.Fail, "no CoreDNS pods, and the kube-dns Service has no ready endpoint", exitcode.Failure
 	default:
-		c.Status, c.Reason = Warn, fmt.Sprintf("no CoreDNS pods, but the kube-dns Service has %d ready endpoint(s): DNS served outside pods (host process or external)", n)
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("no CoreDNS pods, but the kube-dns Service has %d ready endpoint(s): DNS served outside pods (host process or external)", n)
 	}
 	return c
 }
@@ -307,20 +310,20 @@ var argoCDComponents = []string{"argocd-server", "argocd-repo-server", "argocd-a
 // pods Ready. Without pods (host-process install, or outside the cluster)
 // the CRD and the argocd-server Service's endpoints are the evidence left:
 // a warning.
-func (r *run) checkArgoCD(ctx context.Context) Check {
-	c := Check{Name: "argo-cd"}
-	ns := r.cfg.DAG.Platform.Spec.ArgoCD.Namespace
+func (r *checker) checkArgoCD(ctx context.Context) report.Check {
+	c := report.Check{Name: "argo-cd"}
+	ns := r.Platform.Spec.ArgoCD.Namespace
 	if missing, err := r.missingResources("argoproj.io/v1alpha1", "applications"); err != nil || len(missing) > 0 {
-		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = "Argo CD is not installed: no applications.argoproj.io API" + suffix(err)
 		return c
 	}
 	var notReady, noPods, ok []string
 	var running []corev1.Pod
 	for _, comp := range argoCDComponents {
-		pods, err := r.cl.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + comp})
+		pods, err := r.Clients.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + comp})
 		if err != nil {
-			c.Status, c.Reason, c.Code = Fail, "listing Argo CD pods: "+err.Error(), exitcode.Failure
+			c.Status, c.Reason, c.Code = report.Fail, "listing Argo CD pods: "+err.Error(), exitcode.Failure
 			return c
 		}
 		running = append(running, pods.Items...)
@@ -336,18 +339,18 @@ func (r *run) checkArgoCD(ctx context.Context) Check {
 	}
 	switch {
 	case len(notReady) > 0:
-		c.Status, c.Code = Fail, exitcode.Failure
+		c.Status, c.Code = report.Fail, exitcode.Failure
 		c.Reason = "in " + ns + ": " + strings.Join(notReady, ", ")
 	case len(noPods) == 0:
-		c.Status, c.Reason = Pass, "in "+ns+": "+strings.Join(ok, ", ")+" Ready"
-		c.noteSupport("Argo CD", imageVersion(running, "argocd"))
+		c.Status, c.Reason = report.Pass, "in "+ns+": "+strings.Join(ok, ", ")+" Ready"
+		noteSupport(&c, "Argo CD", imageVersion(running, "argocd"))
 	default:
 		n, err := r.readyEndpoints(ctx, ns, "argocd-server")
 		ev := "the argocd-server Service has no ready endpoint" + suffix(err)
 		if err == nil && n > 0 {
 			ev = fmt.Sprintf("the argocd-server Service has %d ready endpoint(s)", n)
 		}
-		c.Status = Warn
+		c.Status = report.Warn
 		c.Reason = fmt.Sprintf("no pods labelled app.kubernetes.io/name=%s in %s (host-process or external install?); the Application CRD is present and %s",
 			strings.Join(noPods, "|"), ns, ev)
 	}
@@ -361,33 +364,33 @@ var workflowCRDs = []string{"workflows", "workflowtemplates", "clusterworkflowte
 // is found by the labels of the upstream manifests and of the Helm chart;
 // without pods its ConfigMap is the evidence left of a host-process or
 // external controller: a warning.
-func (r *run) checkArgoWorkflows(ctx context.Context) Check {
-	c := Check{Name: "argo-workflows"}
+func (r *checker) checkArgoWorkflows(ctx context.Context) report.Check {
+	c := report.Check{Name: "argo-workflows"}
 	missing, err := r.missingResources("argoproj.io/v1alpha1", workflowCRDs...)
 	if err != nil || len(missing) > 0 {
-		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = "Argo Workflows is not installed: missing " + strings.Join(missing, ", ") + " (argoproj.io/v1alpha1)" + suffix(err)
 		return c
 	}
 	for _, sel := range []string{"app.kubernetes.io/component=workflow-controller", "app=workflow-controller"} {
-		pods, err := r.cl.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: sel})
+		pods, err := r.Clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
-			c.Status, c.Reason = Warn, "CRDs present; cannot look for the controller's pods: "+reasonOf(err)
+			c.Status, c.Reason = report.Warn, "CRDs present; cannot look for the controller's pods: "+reasonOf(err)
 			return c
 		}
 		if ready, total := readyPods(pods.Items); total > 0 {
 			if ready == 0 {
-				c.Status, c.Reason, c.Code = Fail, fmt.Sprintf("workflow-controller 0/%d Ready (%s)", total, sel), exitcode.Failure
+				c.Status, c.Reason, c.Code = report.Fail, fmt.Sprintf("workflow-controller 0/%d Ready (%s)", total, sel), exitcode.Failure
 			} else {
-				c.Status, c.Reason = Pass, fmt.Sprintf("CRDs present; workflow-controller %d/%d Ready in %s", ready, total, pods.Items[0].Namespace)
-				c.noteSupport("Argo Workflows", imageVersion(pods.Items, "workflow-controller"))
+				c.Status, c.Reason = report.Pass, fmt.Sprintf("CRDs present; workflow-controller %d/%d Ready in %s", ready, total, pods.Items[0].Namespace)
+				noteSupport(&c, "Argo Workflows", imageVersion(pods.Items, "workflow-controller"))
 			}
 			return c
 		}
 	}
-	c.Status = Warn
+	c.Status = report.Warn
 	c.Reason = "CRDs present; no workflow-controller pods (host-process or external controller?)"
-	if cms, err := r.cl.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=workflow-controller-configmap"}); err == nil && len(cms.Items) > 0 {
+	if cms, err := r.Clients.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=workflow-controller-configmap"}); err == nil && len(cms.Items) > 0 {
 		c.Reason += "; its workflow-controller-configmap is in " + cms.Items[0].Namespace
 	}
 	return c
@@ -395,51 +398,51 @@ func (r *run) checkArgoWorkflows(ctx context.Context) Check {
 
 // checkToken wants the Argo CD token Secret the step pods mount, looked up
 // as metadata only: its content never enters this process.
-func (r *run) checkToken(ctx context.Context) Check {
-	c := Check{Name: "argocd-token"}
-	p := r.cfg.DAG.Platform
+func (r *checker) checkToken(ctx context.Context) report.Check {
+	c := report.Check{Name: "argocd-token"}
+	p := r.Platform
 	ref := p.Spec.ArgoCD.TokenSecret
 	ns := p.Spec.Workflow.Namespace
-	if _, ok := r.cfg.secrets[SecretArgoCDToken]; ok {
-		c.Status, c.Reason = Pass, fmt.Sprintf("will be applied as Secret %s/%s from the secrets directory", ns, ref.Name)
+	if r.HasToken {
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("will be applied as Secret %s/%s from the secrets directory", ns, ref.Name)
 		return c
 	}
-	_, err := r.cl.Metadata.Resource(gvrSecret).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+	_, err := r.Clients.Metadata.Resource(kube.GVRSecret).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		c.Status, c.Code = Fail, exitcode.Invalid
+		c.Status, c.Code = report.Fail, exitcode.Invalid
 		c.Reason = fmt.Sprintf("Secret %s/%s (the Argo CD API token the workflow pods mount) does not exist: create it, or mount the token as %s/%s",
-			ns, ref.Name, r.cfg.SecretsDir, SecretArgoCDToken)
+			ns, ref.Name, r.SecretsDir, r.TokenFile)
 	case err != nil:
-		c.Status, c.Reason = Warn, fmt.Sprintf("cannot check Secret %s/%s: %s", ns, ref.Name, reasonOf(err))
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("cannot check Secret %s/%s: %s", ns, ref.Name, reasonOf(err))
 	default:
-		c.Status, c.Reason = Pass, fmt.Sprintf("Secret %s/%s present", ns, ref.Name)
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("Secret %s/%s present", ns, ref.Name)
 	}
 	return c
 }
 
 // checkTemplates dry-runs the apply of everything deploy would apply:
 // present and up to date, or applicable (admission and validation pass).
-func (r *run) checkTemplates(ctx context.Context) Check {
-	c := Check{Name: "templates"}
-	res, err := applyAll(ctx, r.cl.Dynamic, r.objects, true)
+func (r *checker) checkTemplates(ctx context.Context) report.Check {
+	c := report.Check{Name: "templates"}
+	res, err := apply.All(ctx, r.Clients.Dynamic, r.Objects, true)
 	if err != nil {
-		c.Status, c.Reason, c.Code = Fail, "not applicable: "+err.Error(), exitcode.Invalid
+		c.Status, c.Reason, c.Code = report.Fail, "not applicable: "+err.Error(), exitcode.Invalid
 		return c
 	}
-	n := countResults(res)
-	if n[Unchanged] == len(res) {
-		c.Status, c.Reason = Pass, fmt.Sprintf("all %d objects present and up to date", len(res))
+	n := report.CountResults(res)
+	if n[report.Unchanged] == len(res) {
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("all %d objects present and up to date", len(res))
 		return c
 	}
-	c.Status = Pass
-	c.Reason = fmt.Sprintf("applicable (server-side dry-run): %d to create, %d to update, %d up to date", n[WouldCreate], n[WouldConfigure], n[Unchanged])
+	c.Status = report.Pass
+	c.Reason = fmt.Sprintf("applicable (server-side dry-run): %d to create, %d to update, %d up to date", n[report.WouldCreate], n[report.WouldConfigure], n[report.Unchanged])
 	return c
 }
 
 // missingResources lists which of the resources a group version lacks.
-func (r *run) missingResources(gv string, names ...string) ([]string, error) {
-	list, err := r.cl.Kube.Discovery().ServerResourcesForGroupVersion(gv)
+func (r *checker) missingResources(gv string, names ...string) ([]string, error) {
+	list, err := r.Clients.Kube.Discovery().ServerResourcesForGroupVersion(gv)
 	if apierrors.IsNotFound(err) {
 		return names, nil
 	}
@@ -460,11 +463,11 @@ func (r *run) missingResources(gv string, names ...string) ([]string, error) {
 }
 
 // readyEndpoints counts the ready endpoints of a Service's EndpointSlices.
-func (r *run) readyEndpoints(ctx context.Context, ns, svc string) (int, error) {
-	if _, err := r.cl.Kube.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{}); err != nil {
+func (r *checker) readyEndpoints(ctx context.Context, ns, svc string) (int, error) {
+	if _, err := r.Clients.Kube.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{}); err != nil {
 		return 0, err
 	}
-	slices, err := r.cl.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
+	slices, err := r.Clients.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
 	if err != nil {
 		return 0, err
 	}
@@ -512,32 +515,27 @@ func suffix(err error) string {
 	return ": " + err.Error()
 }
 
-// sinceSeconds is a duration in seconds, rounded to milliseconds.
-func sinceSeconds(t time.Time) float64 {
-	return float64(time.Since(t).Round(time.Millisecond)) / float64(time.Second)
-}
-
 // checkHealthCustomizations is the sync-and-wait step's first check (see
 // pkg/step/settings.go), made on the argocd-cm Argo CD reads: every health
 // customization of the platform present with the generated script. Deploy
 // applies them (rbac/argocd-cm.yaml) before it submits, so here their
 // absence is a warning; a run submitted by hand without them is refused by
 // its first node.
-func (r *run) checkHealthCustomizations(ctx context.Context) Check {
-	c := Check{Name: "health-customizations"}
-	p := r.cfg.DAG.Platform
+func (r *checker) checkHealthCustomizations(ctx context.Context) report.Check {
+	c := report.Check{Name: "health-customizations"}
+	p := r.Platform
 	cs, err := health.Customizations(p)
 	if err != nil {
-		c.Status, c.Reason, c.Code = Fail, err.Error(), exitcode.Invalid
+		c.Status, c.Reason, c.Code = report.Fail, err.Error(), exitcode.Invalid
 		return c
 	}
 	ns := p.Spec.ArgoCD.Namespace
 	var live map[string]string
-	cm, err := r.cl.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "argocd-cm", metav1.GetOptions{})
+	cm, err := r.Clients.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "argocd-cm", metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		c.Status, c.Reason = Warn, fmt.Sprintf("cannot read ConfigMap %s/argocd-cm: %s", ns, reasonOf(err))
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("cannot read ConfigMap %s/argocd-cm: %s", ns, reasonOf(err))
 		return c
 	default:
 		live = cm.Data
@@ -553,7 +551,7 @@ func (r *run) checkHealthCustomizations(ctx context.Context) Check {
 		}
 	}
 	if len(missing)+len(differ) == 0 {
-		c.Status, c.Reason = Pass, fmt.Sprintf("argocd-cm has the %d health customizations the platform relies on, as generated", len(cs))
+		c.Status, c.Reason = report.Pass, fmt.Sprintf("argocd-cm has the %d health customizations the platform relies on, as generated", len(cs))
 		return c
 	}
 	var what []string
@@ -563,9 +561,9 @@ func (r *run) checkHealthCustomizations(ctx context.Context) Check {
 	if len(differ) > 0 {
 		what = append(what, "not the generated script: "+strings.Join(differ, ", "))
 	}
-	c.Status = Warn
+	c.Status = report.Warn
 	c.Reason = fmt.Sprintf("argocd-cm in %s: %s; ", ns, strings.Join(what, "; "))
-	if r.cfg.Action == ActionDeploy && !r.cfg.DryRun {
+	if r.Action == report.ActionDeploy && !r.DryRun {
 		c.Reason += "deploy applies them (rbac/argocd-cm.yaml) before it submits"
 	} else {
 		c.Reason += "deploy applies them; a run submitted by hand before that is refused by its first node (apply rbac/ as the generated README says)"

@@ -1,10 +1,12 @@
-package executor
+package preflight
 
 import (
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 func pod(images ...string) corev1.Pod {
@@ -56,14 +58,14 @@ func TestSupport(t *testing.T) {
 }
 
 func TestNoteSupport(t *testing.T) {
-	c := Check{Status: Pass, Reason: "workflow-controller 1/1 Ready"}
-	c.noteSupport("Argo Workflows", "v3.6.18")
-	if c.Status != Warn || !strings.HasPrefix(c.Reason, "Argo Workflows v3.6.18 is untested") || !strings.HasSuffix(c.Reason, "1/1 Ready") {
+	c := report.Check{Status: report.Pass, Reason: "workflow-controller 1/1 Ready"}
+	noteSupport(&c, "Argo Workflows", "v3.6.18")
+	if c.Status != report.Warn || !strings.HasPrefix(c.Reason, "Argo Workflows v3.6.18 is untested") || !strings.HasSuffix(c.Reason, "1/1 Ready") {
 		t.Errorf("untested: %+v", c)
 	}
-	c = Check{Status: Pass, Reason: "Ready"}
-	c.noteSupport("Argo CD", "v3.6.1")
-	if c.Status != Pass || c.Reason != "Ready; Argo CD v3.6.1 (line v3.6 tested with v3.6.1)" {
+	c = report.Check{Status: report.Pass, Reason: "Ready"}
+	noteSupport(&c, "Argo CD", "v3.6.1")
+	if c.Status != report.Pass || c.Reason != "Ready; Argo CD v3.6.1 (line v3.6 tested with v3.6.1)" {
 		t.Errorf("tested: %+v", c)
 	}
 }

@@ -1,0 +1,70 @@
+package livestate
+
+import (
+	"sort"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/stepresult"
+)
+
+// TaskNodes maps each task of the workflow's top-level DAG to its node: the
+// Retry node for tasks with a retryStrategy (its children are the
+// attempts), the Pod or Suspend node otherwise.
+//
+// A task's node is named WORKFLOW.TASK. Argo's task names are letters,
+// digits and '-', so a display name with '(', ')' or '.' is never a task:
+// it is a retry attempt ("TASK(0)", whose name is WORKFLOW.TASK(0) too) or
+// a node below one, and is left out.
+func TaskNodes(wf *wfv1.Workflow) map[string]*wfv1.NodeStatus {
+	out := map[string]*wfv1.NodeStatus{}
+	for id := range wf.Status.Nodes {
+		n := wf.Status.Nodes[id]
+		if n.DisplayName == "" || strings.ContainsAny(n.DisplayName, "().") || n.Name != wf.Name+"."+n.DisplayName {
+			continue
+		}
+		out[n.DisplayName] = &n
+	}
+	return out
+}
+
+// Attempts are a task node's pod attempts, oldest first.
+func Attempts(wf *wfv1.Workflow, n *wfv1.NodeStatus) []*wfv1.NodeStatus {
+	if n.Type != wfv1.NodeTypeRetry {
+		return []*wfv1.NodeStatus{n}
+	}
+	var out []*wfv1.NodeStatus
+	for _, id := range n.Children {
+		if c, ok := wf.Status.Nodes[id]; ok {
+			out = append(out, &c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(&out[j].StartedAt) })
+	return out
+}
+
+// ResultOf is a task's step result (its output parameter `result`): the
+// task node's own, else that of the latest attempt that wrote one (a failed
+// Retry node has none itself); nil when there is none.
+func ResultOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) *stepresult.Result {
+	cands := []*wfv1.NodeStatus{n}
+	as := Attempts(wf, n)
+	for i := len(as) - 1; i >= 0; i-- {
+		cands = append(cands, as[i])
+	}
+	for _, c := range cands {
+		if c.Outputs == nil {
+			continue
+		}
+		for _, p := range c.Outputs.Parameters {
+			if p.Name != "result" || p.Value == nil {
+				continue
+			}
+			if r, err := stepresult.Parse([]byte(p.Value.String())); err == nil {
+				return r
+			}
+		}
+	}
+	return nil
+}
