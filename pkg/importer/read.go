@@ -502,9 +502,34 @@ func nodeKind(n *yaml.Node) string {
 func yamlErr(err error) string {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		return strings.Join(te.Errors, "; ")
+		return strings.Join(dedupKeyErrors(te.Errors), "; ")
 	}
 	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+var dupKey = regexp.MustCompile(`^line (\d+): mapping key "(.*)" already defined at line \d+$`)
+
+// dedupKeyErrors keeps one message per repeated key: yaml.v3 reports a key
+// seen n times against every earlier occurrence, n² lines for files
+// concatenated without "---" (cat *.yaml). Such a file gets a hint.
+func dedupKeyErrors(msgs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	unseparated := false
+	for _, m := range msgs {
+		if d := dupKey.FindStringSubmatch(m); d != nil {
+			if seen[d[1]+"\x00"+d[2]] {
+				continue
+			}
+			seen[d[1]+"\x00"+d[2]] = true
+			unseparated = unseparated || d[2] == "apiVersion"
+		}
+		out = append(out, m)
+	}
+	if unseparated {
+		out = append(out, `apiVersion repeats in one document: were files joined without a "---" line between them?`)
+	}
+	return out
 }
 
 // nodeAt finds a dotted field path ("spec.source.helm") below m, as far as

@@ -433,3 +433,22 @@ func TestStatusIgnored(t *testing.T) {
 		t.Errorf("Raw %s", raw)
 	}
 }
+
+// Files joined without "---" (cat *.yaml > all.yaml): one message per
+// repeated key, not one per pair of occurrences, and a hint.
+func TestUnseparatedDocuments(t *testing.T) {
+	orig, err := os.ReadFile("testdata/rivendell/kubernetes/apps/metallb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.TrimPrefix(string(orig), "---\n")
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"all.yaml": doc + doc + doc + doc})
+	got := readErr(t, dir)
+	if n := strings.Count(got, `mapping key "apiVersion" already defined`); n != 3 {
+		t.Errorf("%d apiVersion messages for 4 joined documents, want 3:\n%s", n, got)
+	}
+	if !strings.Contains(got, `were files joined without a "---" line between them?`) {
+		t.Errorf("no hint:\n%s", got)
+	}
+}
