@@ -86,7 +86,7 @@ func TestTemplateSize(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if s := sizes[a]; s == nil || s.err != nil || s.size != len(data) {
+				if s := sizes[a]; s == nil || !s.done || s.err != nil || s.size != len(data) {
 					t.Errorf("%d apps, %s, %s: size %+v, rendered %d bytes", n, from, a, s, len(data))
 				}
 			}

@@ -95,7 +95,7 @@ func (b *builder) check() error {
 func (b *builder) tooLarge(out *compile.Output, sizes templateSizes) {
 	for _, a := range compile.Actions {
 		s := sizes[a]
-		if s == nil || s.err != nil || s.size <= render.MaxObjectBytes {
+		if s == nil || !s.done || s.err != nil || s.size <= render.MaxObjectBytes {
 			continue
 		}
 		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: s.size, Apps: len(out.Deploy.Apps())}
@@ -108,9 +108,16 @@ func (b *builder) tooLarge(out *compile.Output, sizes templateSizes) {
 // streamed compile, by action.
 type templateSizes map[dag.Action]*templateSize
 
-// visitor sizes every WorkflowTemplate and hands each Application to app.
+// visitor sizes the WorkflowTemplates and hands each Application to app.
+// Once one is over render.MaxObjectBytes the rest are not sized: only the
+// first is noted (sizing renders every task, most of the check's time).
 func (ts templateSizes) visitor(app func(*compile.Application) error) compile.Visitor {
 	get := func(a dag.Action) *templateSize {
+		for _, s := range ts {
+			if s.done && s.size > render.MaxObjectBytes {
+				return nil
+			}
+		}
 		if ts[a] == nil {
 			ts[a] = &templateSize{}
 		}
@@ -119,11 +126,15 @@ func (ts templateSizes) visitor(app func(*compile.Application) error) compile.Vi
 	return compile.Visitor{
 		Application: app,
 		Task: func(a dag.Action, t *wfv1.DAGTask) error {
-			get(a).task(t)
+			if s := get(a); s != nil {
+				s.task(t)
+			}
 			return nil
 		},
 		Template: func(a dag.Action, wt *wfv1.WorkflowTemplate) error {
-			get(a).template(wt)
+			if s := get(a); s != nil {
+				s.template(wt)
+			}
 			return nil
 		},
 	}
@@ -142,6 +153,7 @@ type templateSize struct {
 	n       int // tasks seen
 	wrapper int // the bytes of a one-task wrapper that are not the task's
 	size    int // the rest, then (template) the whole
+	done    bool
 	err     error
 }
 
@@ -187,6 +199,7 @@ func (s *templateSize) template(wt *wfv1.WorkflowTemplate) {
 	s.err = err
 	s.size += len(data)
 	s.first = nil
+	s.done = true
 }
 
 // wrappedSize renders tasks as the tasks of a DAG template, at the depth
