@@ -172,12 +172,13 @@ Exit codes: 0 written, 3 invalid input or arguments (nothing written).`,
 // The soft memory limit of an import: memoryBase plus memoryPerInputByte
 // times the input. With Go's default GOGC=100 the heap grows to twice what
 // is live before it is collected; the limit has the collector keep the heap
-// near what is live instead. What is live peaks at about 7 times the input
+// near what is live instead. What is live peaks at 7 to 9 times the input
 // (10,000 Applications: the spec built, then loaded and compiled one app
 // at a time as a check; the Applications kept only as the JSON the check
-// compares), so 8 times leaves the collector some room. It is soft: when
-// more is live, the import still finishes, the collector then working
-// harder. GOMEMLIMIT in the environment replaces it.
+// compares; 9 with many inferred dependencies). It is soft: when more is
+// live, the import still finishes, the collector then working harder (at
+// 8 times, no slower than the 20 times before; `make bench-import`).
+// GOMEMLIMIT in the environment replaces it.
 const (
 	memoryBase         = 32 << 20
 	memoryPerInputByte = 8
