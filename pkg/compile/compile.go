@@ -28,6 +28,55 @@ var Actions = []dag.Action{dag.Deploy, dag.Teardown, dag.Validate}
 // "stack:NAME", "app:NAME"): deploy and validate cover the scope and what it
 // depends on; teardown covers the scope and what depends on it.
 func Compile(d *dag.DAG, scope string) (*Output, error) {
+	// Deploy and teardown always have a task list, validate's is nil
+	// without stacks: rendered as `tasks: []` and `tasks: null`.
+	tasks := map[dag.Action][]wfv1.DAGTask{dag.Deploy: {}, dag.Teardown: {}}
+	var apps []*Application
+	out, err := Stream(d, scope, Visitor{
+		Application: func(a *Application) error {
+			apps = append(apps, a)
+			return nil
+		},
+		Task: func(action dag.Action, t *wfv1.DAGTask) error {
+			tasks[action] = append(tasks[action], *t)
+			return nil
+		},
+		Template: func(action dag.Action, wt *wfv1.WorkflowTemplate) error {
+			wt.Spec.Templates[0].DAG.Tasks = tasks[action]
+			delete(tasks, action)
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Applications = apps
+	return out, nil
+}
+
+// Visitor receives the objects of a compile one at a time (Stream). A nil
+// field skips those objects.
+type Visitor struct {
+	// Application is each app's Application, in topological order, before
+	// its deploy task (which carries it as its manifest). It must not be
+	// changed.
+	Application func(*Application) error
+	// Task is each task of an action's main DAG template, in output order,
+	// with the arguments the WorkflowTemplate has (defaults dropped).
+	Task func(dag.Action, *wfv1.DAGTask) error
+	// Template is an action's WorkflowTemplate right after its last task,
+	// its main template without them (Spec.Templates[0].DAG.Tasks empty).
+	Template func(dag.Action, *wfv1.WorkflowTemplate) error
+}
+
+// Stream compiles as Compile does, handing each Application, DAG task and
+// WorkflowTemplate to v as it is made, and keeping none: a caller that
+// checks or sizes them one by one holds one app's objects, not the
+// platform's (`deployctl import` checks 10,000 apps so). Compile is Stream
+// keeping everything, so both make the same objects. The Output returned
+// has all but Applications; WorkflowTemplates and Workflows hold the
+// templates as v got them, without tasks.
+func Stream(d *dag.DAG, scope string, v Visitor) (*Output, error) {
 	if scope == "" {
 		scope = "platform"
 	}
@@ -57,60 +106,59 @@ func Compile(d *dag.DAG, scope string) (*Output, error) {
 	if scope == "platform" {
 		out.Root = rootApplication(p)
 	}
-
-	apps := map[string]*Application{}
-	order, err := out.Deploy.Graph.TopoOrder()
-	if err != nil {
-		return nil, err
+	defaults := inputDefaultsOf(out.ClusterTemplates)
+	sink := func(action dag.Action) *taskSink {
+		return &taskSink{emit: func(t wfv1.DAGTask) error {
+			defaults.drop(&t)
+			if v.Task == nil {
+				return nil
+			}
+			return v.Task(action, &t)
+		}}
 	}
-	for _, name := range order {
-		n := out.Deploy.Node(name)
-		if n.Kind != dag.App {
-			continue
+	app := func(n *dag.Node) (*Application, error) {
+		a, err := application(p, n.Stack, n.App)
+		if err == nil && v.Application != nil {
+			err = v.Application(a)
 		}
-		app, err := application(p, n.Stack, n.App)
+		return a, err
+	}
+	done := func(action dag.Action, wt *wfv1.WorkflowTemplate, err error) error {
 		if err != nil {
-			return nil, err
+			return err
 		}
-		apps[name] = app
-		out.Applications = append(out.Applications, app)
+		out.WorkflowTemplates[action] = wt
+		out.Workflows[action] = workflowOf(wt)
+		if v.Template == nil {
+			return nil
+		}
+		return v.Template(action, wt)
 	}
-
-	deploy, err := deployWorkflowTemplate(out.Deploy, out.SpecHash, out.Root)
-	if err != nil {
+	wt, err := deployWorkflowTemplate(out.Deploy, out.SpecHash, out.Root, app, sink(dag.Deploy))
+	if err := done(dag.Deploy, wt, err); err != nil {
 		return nil, err
 	}
-	for i := range deploy.Spec.Templates[0].DAG.Tasks {
-		t := &deploy.Spec.Templates[0].DAG.Tasks[i]
-		app := apps[t.Name]
-		if t.Name == HandoffTask {
-			app = out.Root
-		}
-		if app == nil {
-			continue // a join
-		}
-		if err := withManifest(t, app); err != nil {
-			return nil, err
-		}
-	}
-	teardown, err := teardownWorkflowTemplate(out.Teardown, out.SpecHash, out.Root)
-	if err != nil {
+	wt, err = teardownWorkflowTemplate(out.Teardown, out.SpecHash, out.Root, sink(dag.Teardown))
+	if err := done(dag.Teardown, wt, err); err != nil {
 		return nil, err
 	}
-	validate, err := validateWorkflowTemplate(out.Deploy, out.SpecHash)
-	if err != nil {
+	wt, err = validateWorkflowTemplate(out.Deploy, out.SpecHash, sink(dag.Validate))
+	if err := done(dag.Validate, wt, err); err != nil {
 		return nil, err
-	}
-	for _, wt := range []*wfv1.WorkflowTemplate{deploy, teardown, validate} {
-		dropDefaults(wt.Spec.Templates[0].DAG.Tasks, out.ClusterTemplates)
-	}
-	out.WorkflowTemplates[dag.Deploy] = deploy
-	out.WorkflowTemplates[dag.Teardown] = teardown
-	out.WorkflowTemplates[dag.Validate] = validate
-	for _, a := range Actions {
-		out.Workflows[a] = workflowOf(out.WorkflowTemplates[a])
 	}
 	return out, nil
+}
+
+// taskSink takes one WorkflowTemplate's tasks as they are made, noting
+// whether one is a join (the template then needs the join template).
+type taskSink struct {
+	join bool
+	emit func(wfv1.DAGTask) error
+}
+
+func (s *taskSink) add(t wfv1.DAGTask) error {
+	s.join = s.join || t.Template == tmplJoin
+	return s.emit(t)
 }
 
 // workflowOf is the Workflow that runs a WorkflowTemplate: what

@@ -46,11 +46,12 @@ func templateRef(cwt, tmpl string) *wfv1.TemplateRef {
 	return &wfv1.TemplateRef{Name: cwt, Template: tmpl, ClusterScope: true}
 }
 
-// dropDefaults removes task arguments equal to the called template's own
-// input default: the same run, a smaller WorkflowTemplate (size is what
-// bounds a platform, see render.MaxObjectBytes).
-func dropDefaults(tasks []wfv1.DAGTask, cwts []*wfv1.ClusterWorkflowTemplate) {
-	defaults := map[string]map[string]string{} // "cwt/template" → input → default
+// inputDefaults are the ClusterWorkflowTemplates' input defaults:
+// "cwt/template" → input → default.
+type inputDefaults map[string]map[string]string
+
+func inputDefaultsOf(cwts []*wfv1.ClusterWorkflowTemplate) inputDefaults {
+	defaults := inputDefaults{}
 	for _, c := range cwts {
 		for _, t := range c.Spec.Templates {
 			m := map[string]string{}
@@ -62,19 +63,24 @@ func dropDefaults(tasks []wfv1.DAGTask, cwts []*wfv1.ClusterWorkflowTemplate) {
 			defaults[c.Name+"/"+t.Name] = m
 		}
 	}
-	for i := range tasks {
-		ref := tasks[i].TemplateRef
-		if ref == nil {
+	return defaults
+}
+
+// drop removes the task's arguments equal to the called template's own
+// input default: the same run, a smaller WorkflowTemplate (size is what
+// bounds a platform, see render.MaxObjectBytes).
+func (defaults inputDefaults) drop(t *wfv1.DAGTask) {
+	ref := t.TemplateRef
+	if ref == nil {
+		return
+	}
+	def := defaults[ref.Name+"/"+ref.Template]
+	kept := t.Arguments.Parameters[:0]
+	for _, p := range t.Arguments.Parameters {
+		if d, ok := def[p.Name]; ok && p.Value != nil && p.Value.String() == d {
 			continue
 		}
-		def := defaults[ref.Name+"/"+ref.Template]
-		kept := tasks[i].Arguments.Parameters[:0]
-		for _, p := range tasks[i].Arguments.Parameters {
-			if d, ok := def[p.Name]; ok && p.Value != nil && p.Value.String() == d {
-				continue
-			}
-			kept = append(kept, p)
-		}
-		tasks[i].Arguments.Parameters = kept
+		kept = append(kept, p)
 	}
+	t.Arguments.Parameters = kept
 }

@@ -20,23 +20,36 @@ import (
 // depending only on its direct dependencies (apps, or stack joins for
 // stack-level dependsOn). Nothing waits for an unrelated node: no waves.
 // With a root Application configured, a last task hands the platform over
-// to Argo CD once every app is Healthy.
-func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1.WorkflowTemplate, error) {
-	tasks, err := tasksOf(d, d.Graph, func(n *dag.Node, deps []string) wfv1.DAGTask {
-		return syncTask(n.Name, n.App, deps)
-	})
+// to Argo CD once every app is Healthy. The tasks go to sink, each app's
+// after app has made its Application; the template is returned without
+// them.
+func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func(*dag.Node) (*Application, error), sink *taskSink) (*wfv1.WorkflowTemplate, error) {
+	err := eachTask(d, d.Graph, func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
+		a, err := app(n)
+		if err != nil {
+			return wfv1.DAGTask{}, err
+		}
+		t := syncTask(n.Name, n.App, deps)
+		return t, withManifest(&t, a)
+	}, sink.add)
 	if err != nil {
 		return nil, err
 	}
 	if root != nil {
-		tasks = append(tasks, handoffTask(d, root))
+		t := handoffTask(d, root)
+		if err := withManifest(&t, root); err != nil {
+			return nil, err
+		}
+		if err := sink.add(t); err != nil {
+			return nil, err
+		}
 	}
-	main := wfv1.Template{Name: string(dag.Deploy), DAG: &wfv1.DAGTemplate{Tasks: tasks}}
+	main := wfv1.Template{Name: string(dag.Deploy), DAG: &wfv1.DAGTemplate{}}
 	reqs, err := healthRequirements(d.Platform)
 	if err != nil {
 		return nil, err
 	}
-	return workflowTemplate(d.Platform, string(dag.Deploy), hash, []wfv1.Parameter{param(ParamHealthCustomizations, reqs)}, main), nil
+	return workflowTemplate(d.Platform, string(dag.Deploy), hash, []wfv1.Parameter{param(ParamHealthCustomizations, reqs)}, main, sink.join), nil
 }
 
 // ParamHealthCustomizations is the deploy's workflow parameter that

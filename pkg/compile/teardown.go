@@ -13,26 +13,29 @@ import (
 // Confirmation is enforced twice before anything is deleted: the `confirm`
 // parameter's enum admits only the platform name, so Argo refuses the
 // submission itself, and every step checks it again.
-func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1.WorkflowTemplate, error) {
+func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *taskSink) (*wfv1.WorkflowTemplate, error) {
 	name := d.Platform.Metadata.Name
-	rev := d.Graph.Reverse()
-	tasks, err := tasksOf(d, rev, func(n *dag.Node, deps []string) wfv1.DAGTask {
-		return teardownTask(name, n.Name, n.App, deps, "true")
-	})
-	if err != nil {
-		return nil, err
-	}
+	add := sink.add
 	if root != nil {
 		// The root Application goes first and without cascade: it must stop
 		// re-creating the children, but must not delete them out of order.
 		first := teardownTask(name, HandoffTask, &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry}, nil, "false")
 		first.Arguments.Parameters[0] = param("app", root.Name)
-		for i := range tasks {
-			if tasks[i].Depends == "" {
-				tasks[i].Depends = depends([]string{HandoffTask})
-			}
+		if err := sink.add(first); err != nil {
+			return nil, err
 		}
-		tasks = append([]wfv1.DAGTask{first}, tasks...)
+		add = func(t wfv1.DAGTask) error {
+			if t.Depends == "" {
+				t.Depends = depends([]string{HandoffTask})
+			}
+			return sink.add(t)
+		}
+	}
+	err := eachTask(d, d.Graph.Reverse(), func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
+		return teardownTask(name, n.Name, n.App, deps, "true"), nil
+	}, add)
+	if err != nil {
+		return nil, err
 	}
 	// No value: a submission without -p confirm=<platform> is refused as
 	// "value is required", a wrong one as "not in enum".
@@ -53,8 +56,8 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1
 		Enum:        []wfv1.AnyString{"retain", "delete"},
 		Description: wfv1.AnyStringPtr("retain (default) keeps the CustomResourceDefinitions Argo CD never deletes; delete removes them, and every custom resource of their kinds, with their app"),
 	}
-	main := wfv1.Template{Name: string(dag.Teardown), DAG: &wfv1.DAGTemplate{Tasks: tasks}}
-	return workflowTemplate(d.Platform, string(dag.Teardown), hash, []wfv1.Parameter{confirm, pv, crd}, main), nil
+	main := wfv1.Template{Name: string(dag.Teardown), DAG: &wfv1.DAGTemplate{}}
+	return workflowTemplate(d.Platform, string(dag.Teardown), hash, []wfv1.Parameter{confirm, pv, crd}, main, sink.join), nil
 }
 
 // teardownTask deletes one app; its timeout is the app's sync plus health

@@ -17,8 +17,7 @@ import (
 // Any stack not Healthy fails its task, and so the workflow. A step
 // addresses Applications of one namespace, so a stack's apps with their
 // own applicationNamespace get a task per namespace, STACK-in-NAMESPACE.
-func validateWorkflowTemplate(d *dag.DAG, hash string) (*wfv1.WorkflowTemplate, error) {
-	var tasks []wfv1.DAGTask
+func validateWorkflowTemplate(d *dag.DAG, hash string, sink *taskSink) (*wfv1.WorkflowTemplate, error) {
 	names := map[string]bool{}
 	for _, s := range d.Stacks() {
 		names[s] = true
@@ -43,13 +42,16 @@ func validateWorkflowTemplate(d *dag.DAG, hash string) (*wfv1.WorkflowTemplate, 
 				names[name] = true
 				args = append(args, param("app-namespace", ns))
 			}
-			tasks = append(tasks, wfv1.DAGTask{
+			err := sink.add(wfv1.DAGTask{
 				Name:        name,
 				TemplateRef: templateRef(CWTValidate, tmplValidate),
 				Arguments:   wfv1.Arguments{Parameters: append(args, retryArgs(&spec.DefaultRetry)...)},
 			})
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
-	main := wfv1.Template{Name: string(dag.Validate), DAG: &wfv1.DAGTemplate{Tasks: tasks}}
-	return workflowTemplate(d.Platform, string(dag.Validate), hash, nil, main), nil
+	main := wfv1.Template{Name: string(dag.Validate), DAG: &wfv1.DAGTemplate{}}
+	return workflowTemplate(d.Platform, string(dag.Validate), hash, nil, main, sink.join), nil
 }

@@ -60,8 +60,10 @@ func param(name, value string) wfv1.Parameter {
 	return wfv1.Parameter{Name: name, Value: wfv1.AnyStringPtr(value)}
 }
 
-// workflowTemplate is the skeleton shared by deploy, teardown and validate.
-func workflowTemplate(p *spec.Platform, action, hash string, extra []wfv1.Parameter, main wfv1.Template) *wfv1.WorkflowTemplate {
+// workflowTemplate is the skeleton shared by deploy, teardown and validate:
+// main's tasks are streamed apart (see Stream); join says whether one of
+// them is a join, which needs the pod-less join template.
+func workflowTemplate(p *spec.Platform, action, hash string, extra []wfv1.Parameter, main wfv1.Template, join bool) *wfv1.WorkflowTemplate {
 	name := WorkflowTemplateName(p.Metadata.Name, action)
 	labels := map[string]string{
 		LabelPlatform:  p.Metadata.Name,
@@ -73,7 +75,7 @@ func workflowTemplate(p *spec.Platform, action, hash string, extra []wfv1.Parame
 	failFast := false
 	main.DAG.FailFast = &failFast
 	templates := []wfv1.Template{main}
-	if usesJoin(main) {
+	if join {
 		templates = append(templates, wfv1.Template{
 			Name:    tmplJoin,
 			Suspend: &wfv1.SuspendTemplate{Duration: "0"},
@@ -98,15 +100,6 @@ func workflowTemplate(p *spec.Platform, action, hash string, extra []wfv1.Parame
 			Templates:          templates,
 		},
 	}
-}
-
-func usesJoin(t wfv1.Template) bool {
-	for _, task := range t.DAG.Tasks {
-		if task.Template == tmplJoin {
-			return true
-		}
-	}
-	return false
 }
 
 // podSecurity is the workflow-wide pod security context (the CWTs set their
@@ -153,26 +146,30 @@ func retryArgs(r *spec.Retry) []wfv1.Parameter {
 	}
 }
 
-// tasksOf builds one task per node of g in stable (topological) order.
-func tasksOf(d *dag.DAG, g interface {
+// eachTask makes one task per node of g in stable (topological) order and
+// hands each to emit: a join for a stack, app(n, deps) for an app.
+func eachTask(d *dag.DAG, g interface {
 	TopoOrder() ([]string, error)
 	Deps(string) []string
-}, app func(n *dag.Node, deps []string) wfv1.DAGTask) ([]wfv1.DAGTask, error) {
+}, app func(n *dag.Node, deps []string) (wfv1.DAGTask, error), emit func(wfv1.DAGTask) error) error {
 	order, err := g.TopoOrder()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	tasks := make([]wfv1.DAGTask, 0, len(order))
 	for _, name := range order {
 		n := d.Node(name)
 		deps := g.Deps(name)
+		var t wfv1.DAGTask
 		if n.Kind == dag.Stack {
-			tasks = append(tasks, joinTask(name, deps))
-			continue
+			t = joinTask(name, deps)
+		} else if t, err = app(n, deps); err != nil {
+			return err
 		}
-		tasks = append(tasks, app(n, deps))
+		if err := emit(t); err != nil {
+			return err
+		}
 	}
-	return tasks, nil
+	return nil
 }
 
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }

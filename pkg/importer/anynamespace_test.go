@@ -36,8 +36,9 @@ func TestAppsInAnyNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	typed := typedApps(t, "testdata/any-namespace")
 	for _, a := range out.Applications {
-		orig := r.Sources[a.Name].App.Namespace
+		orig := typed[a.Name].Namespace
 		if a.Namespace != orig {
 			t.Errorf("%s: generated in %q, original in %q", a.Name, a.Namespace, orig)
 		}

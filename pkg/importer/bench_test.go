@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
 	"github.com/deployctl/deployctl/pkg/render"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // dump is appdump.List(n, 5): 50 team stacks, five waves in each.
@@ -60,37 +62,52 @@ func TestTooLargeNoted(t *testing.T) {
 	t.Errorf("no note %q…:\n%s", want, strings.Join(r.Notes, "\n"))
 }
 
-// renderedSize is exactly the size of the rendered WorkflowTemplate: the
-// too-large note prints it.
-func TestRenderedSize(t *testing.T) {
+// templateSize, fed the streamed compile, is exactly the size of each
+// rendered WorkflowTemplate (the too-large note prints it): 1, 2, 3 and
+// more tasks, with stacks (joins) and without.
+func TestTemplateSize(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 120} {
 		in := &Input{}
 		if err := in.Parse("dump.yaml", "dump", dump(n)); err != nil {
 			t.Fatal(err)
 		}
-		for _, from := range []StackFrom{{Kind: "label", Key: "team"}, {}} {
+		for _, from := range []StackFrom{{Kind: "label", Key: "team"}, {Kind: "parent"}} {
 			r, err := Import(in, Options{Name: "p", StackFrom: from})
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = compileSpec("p.yaml", r.YAML, func(out *compile.Output) {
-				for _, a := range compile.Actions {
-					data, err := render.Object(out.WorkflowTemplates[a])
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := renderedSize(out.WorkflowTemplates[a])
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got != len(data) {
-						t.Errorf("%d apps, %s: renderedSize %d, rendered %d bytes", n, a, got, len(data))
-					}
-				}
-			})
-			if err != nil {
+			sizes := templateSizes{}
+			if _, err := compileSpec("p.yaml", r.YAML, sizes.visitor(nil)); err != nil {
 				t.Fatal(err)
+			}
+			out := compileWhole(t, r.YAML)
+			for _, a := range compile.Actions {
+				data, err := render.Object(out.WorkflowTemplates[a])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s := sizes[a]; s == nil || !s.done || s.err != nil || s.size != len(data) {
+					t.Errorf("%d apps, %s, %s: size %+v, rendered %d bytes", n, from, a, s, len(data))
+				}
 			}
 		}
 	}
+}
+
+// compileWhole is compile.Compile of a spec: everything generate makes.
+func compileWhole(t *testing.T, yml []byte) *compile.Output {
+	t.Helper()
+	doc, err := spec.Load("p.yaml", yml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dag.Build(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := compile.Compile(d, "platform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

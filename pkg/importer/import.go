@@ -130,7 +130,9 @@ type Result struct {
 	// Differences are what the spec cannot express: fields of an original
 	// Application its generated Application does not have (or has otherwise).
 	Differences []Difference
-	// Sources maps each spec app to the Application it came from.
+	// Sources maps each spec app to the Application it came from, as
+	// compared (Raw); its typed App is released once the spec is built
+	// (the Input passed to Import keeps its own).
 	Sources map[string]*Manifest
 	// Resources sums up what Options.Inventory did; nil without one.
 	Resources *ResourceSummary
@@ -161,14 +163,44 @@ func Import(in *Input, o Options) (*Result, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	b := &builder{o: o, res: &Result{Sources: map[string]*Manifest{}}, byKey: map[string]*app{}}
-	if err := b.index(in); err != nil {
+	b := newBuilder(o)
+	if err := b.build(in); err != nil {
 		return nil, err
+	}
+	b.release()
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	return b.res, nil
+}
+
+func newBuilder(o Options) *builder {
+	return &builder{o: o, res: &Result{Sources: map[string]*Manifest{}}, byKey: map[string]*app{}}
+}
+
+// release drops the typed Applications: built, the spec needs only what
+// the check compares (Raw). At 10,000 Applications they are 3 times the
+// input, held through the check for nothing; once the caller drops its
+// Input too (the import command does), they are freed.
+func (b *builder) release() {
+	for _, a := range b.all {
+		a.m.App = nil
+	}
+	for _, m := range b.res.Sources {
+		m.App = nil
+	}
+}
+
+// build makes the spec (res.Platform) and its inferred edges; check then
+// verifies it.
+func (b *builder) build(in *Input) error {
+	if err := b.index(in); err != nil {
+		return err
 	}
 	b.resolveParents()
 	b.assign()
 	if err := b.platform(); err != nil {
-		return nil, err
+		return err
 	}
 	if b.o.StackFrom.Kind == "parent" {
 		b.nestedOrder()
@@ -176,16 +208,12 @@ func Import(in *Input, o Options) (*Result, error) {
 	} else {
 		b.order()
 		if err := b.infer(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := b.resources(); err != nil {
-		return nil, err
-	}
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	return b.res, nil
+	// Resource evidence (Options.Inventory) reads the typed Applications:
+	// before release.
+	return b.resources()
 }
 
 type builder struct {
@@ -210,7 +238,8 @@ func (b *builder) note(format string, args ...any) {
 
 func (b *builder) index(in *Input) error {
 	for i := range in.Apps {
-		m := &in.Apps[i]
+		m := new(Manifest) // the builder's own: release leaves in.Apps as it was
+		*m = in.Apps[i]
 		a := &app{m: m, key: m.App.Namespace + "/" + m.App.Name}
 		var unreadable bool
 		a.wave, a.hasW, unreadable = syncWave(m.App.Annotations)

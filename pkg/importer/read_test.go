@@ -75,6 +75,7 @@ func TestKustomizeTree(t *testing.T) {
 	if len(r.Differences) != 0 {
 		t.Errorf("differences %v", r.Differences)
 	}
+	typed := typedApps(t, dir)
 	repo := "https://github.com/redhat-ai-services/ai-accelerator.git"
 	for name, path := range map[string]string{
 		"cluster-config-app-of-apps": "clusters/overlays/rhoai-eus-2.25",
@@ -84,18 +85,18 @@ func TestKustomizeTree(t *testing.T) {
 		"leader-worker-set-operator": "components/operators/leader-worker-set/aggregate/overlays/default",
 		"openshift-ai-operator":      "components/operators/openshift-ai/aggregate/overlays/stable-2.25",
 	} {
-		m := r.Sources[name]
-		src := m.App.Spec.Source
+		m := typed[name]
+		src := m.Spec.Source
 		if src == nil || src.RepoURL != repo || src.TargetRevision != "main" || src.Path != path {
 			t.Errorf("%s: source %+v", name, src)
 		}
-		if m.App.Namespace != "openshift-gitops" {
-			t.Errorf("%s: namespace %q", name, m.App.Namespace)
+		if m.Namespace != "openshift-gitops" {
+			t.Errorf("%s: namespace %q", name, m.Namespace)
 		}
 	}
 	// The template's retry (limit 5, 5s, factor 2, 20m), and the resources
 	// finalizer the controller adds to a template without finalizers.
-	op := r.Sources["openshift-ai-operator"].App
+	op := typed["openshift-ai-operator"]
 	if rt := op.Spec.SyncPolicy.Retry; rt == nil || rt.Limit != 5 || rt.Backoff.Duration != "5s" || *rt.Backoff.Factor != 2 || rt.Backoff.MaxDuration != "20m" {
 		t.Errorf("retry %+v", op.Spec.SyncPolicy.Retry)
 	}

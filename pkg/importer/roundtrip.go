@@ -2,6 +2,7 @@ package importer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -40,20 +41,33 @@ func orAbsent(s string) string {
 // check loads the spec with the product's loader (so a bug here can never
 // write an invalid file), compiles it, and compares every generated
 // Application with its original. The differences are written into the file
-// above each app, for the person reading it.
+// above each app, for the person reading it. The compile is streamed
+// (compile.Stream): each Application is compared, and each workflow task
+// sized, as it is made, then dropped; the compiled platform is never held
+// whole (issue 11: at 10,000 apps it was half the import's memory).
 func (b *builder) check() error {
 	yml, err := b.render(nil)
 	if err != nil {
 		return err
 	}
-	apps, err := compileSpec(b.o.File, yml, b.tooLarge)
+	byApp := map[string][]Difference{}
+	sizes := templateSizes{}
+	out, err := compileSpec(b.o.File, yml, sizes.visitor(func(a *compile.Application) error {
+		if m := b.res.Sources[a.Name]; m != nil {
+			byApp[a.Name] = Compare(a.Name, m.view(), a)
+		}
+		return nil
+	}))
 	if err != nil {
 		return err
 	}
-	byApp := map[string][]Difference{}
-	for name, m := range b.res.Sources {
-		diffs := Compare(name, m.view(), apps[name])
-		byApp[name] = diffs
+	b.tooLarge(out, sizes)
+	for name := range b.res.Sources {
+		diffs, made := byApp[name]
+		if !made { // no Application generated for it at all
+			diffs = Compare(name, nil, nil)
+			byApp[name] = diffs
+		}
 		b.res.Differences = append(b.res.Differences, diffs...)
 	}
 	sort.Slice(b.res.Differences, func(i, j int) bool {
@@ -67,7 +81,7 @@ func (b *builder) check() error {
 		if yml, err = b.render(byApp); err != nil {
 			return err
 		}
-		if _, err := compileSpec(b.o.File, yml, nil); err != nil {
+		if _, err := compileSpec(b.o.File, yml, compile.Visitor{}); err != nil {
 			return err
 		}
 	}
@@ -78,78 +92,128 @@ func (b *builder) check() error {
 // tooLarge notes a platform `deployctl generate` would refuse as one
 // workflow: a generated WorkflowTemplate over render.MaxObjectBytes. The
 // spec is still written: it can be split, or generated per stack.
-func (b *builder) tooLarge(out *compile.Output) {
+func (b *builder) tooLarge(out *compile.Output, sizes templateSizes) {
 	for _, a := range compile.Actions {
-		size, err := renderedSize(out.WorkflowTemplates[a])
-		if err != nil || size <= render.MaxObjectBytes {
+		s := sizes[a]
+		if s == nil || !s.done || s.err != nil || s.size <= render.MaxObjectBytes {
 			continue
 		}
-		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: size, Apps: len(out.Deploy.Apps())}
+		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: s.size, Apps: len(out.Deploy.Apps())}
 		b.note("`deployctl generate` will refuse this spec as it is: %v", e)
 		return
 	}
 }
 
-// renderedSize is len(render.Object(wt)), exactly, without rendering the
-// whole object: a DAG of 10,000 tasks is tens of MiB of YAML, and many times
-// that on the way (JSON, maps, YAML nodes). A block sequence's text is its
-// items' texts one after the other, each at the same indentation, so the
-// object is rendered with the first task of each DAG only, and every other
-// task is rendered alone at the same depth (spec.templates[].dag.tasks[]),
-// its wrapper's bytes subtracted.
-func renderedSize(wt *wfv1.WorkflowTemplate) (int, error) {
+// templateSizes are the rendered sizes of the WorkflowTemplates of a
+// streamed compile, by action.
+type templateSizes map[dag.Action]*templateSize
+
+// visitor sizes the WorkflowTemplates and hands each Application to app.
+// Once one is over render.MaxObjectBytes the rest are not sized: only the
+// first is noted (sizing renders every task, most of the check's time).
+func (ts templateSizes) visitor(app func(*compile.Application) error) compile.Visitor {
+	get := func(a dag.Action) *templateSize {
+		for _, s := range ts {
+			if s.done && s.size > render.MaxObjectBytes {
+				return nil
+			}
+		}
+		if ts[a] == nil {
+			ts[a] = &templateSize{}
+		}
+		return ts[a]
+	}
+	return compile.Visitor{
+		Application: app,
+		Task: func(a dag.Action, t *wfv1.DAGTask) error {
+			if s := get(a); s != nil {
+				s.task(t)
+			}
+			return nil
+		},
+		Template: func(a dag.Action, wt *wfv1.WorkflowTemplate) error {
+			if s := get(a); s != nil {
+				s.template(wt)
+			}
+			return nil
+		},
+	}
+}
+
+// templateSize is len(render.Object(wt)) of a WorkflowTemplate whose tasks
+// come one at a time, exactly, without rendering (or holding) it whole: a
+// DAG of 10,000 tasks is tens of MiB of YAML, and many times that on the
+// way (JSON, maps, YAML nodes). A block sequence's text is its items'
+// texts one after the other, each at the same indentation, so the template
+// is rendered with its first task only, and every other task alone at the
+// same depth (spec.templates[].dag.tasks[]), its wrapper's bytes
+// subtracted. A rendering error is kept (err) and the size left unknown.
+type templateSize struct {
+	first   *wfv1.DAGTask
+	n       int // tasks seen
+	wrapper int // the bytes of a one-task wrapper that are not the task's
+	size    int // the rest, then (template) the whole
+	done    bool
+	err     error
+}
+
+func (s *templateSize) task(t *wfv1.DAGTask) {
+	s.n++
+	if s.err != nil {
+		return
+	}
+	switch s.n {
+	case 1:
+		cp := *t
+		s.first = &cp
+	case 2:
+		// wrapper = [t0] + [t1] - [t0 t1]
+		first, err1 := wrappedSize(*s.first)
+		second, err2 := wrappedSize(*t)
+		both, err3 := wrappedSize(*s.first, *t)
+		s.err = errors.Join(err1, err2, err3)
+		s.wrapper = first + second - both
+		s.size += second - s.wrapper
+	default:
+		n, err := wrappedSize(*t)
+		s.err = err
+		s.size += n - s.wrapper
+	}
+}
+
+// template adds the template itself, with its first task (an empty DAG's
+// `tasks: []` renders as null here: never near the limit).
+func (s *templateSize) template(wt *wfv1.WorkflowTemplate) {
+	if s.err != nil {
+		return
+	}
 	skel := *wt
 	skel.Spec.Templates = append([]wfv1.Template(nil), wt.Spec.Templates...)
-	var dags [][]wfv1.DAGTask
-	for i, t := range skel.Spec.Templates {
-		if t.DAG == nil || len(t.DAG.Tasks) < 2 {
-			continue
-		}
-		d := *t.DAG
-		dags = append(dags, d.Tasks)
-		d.Tasks = d.Tasks[:1]
-		skel.Spec.Templates[i].DAG = &d
+	main := *skel.Spec.Templates[0].DAG
+	main.Tasks = nil
+	if s.first != nil {
+		main.Tasks = []wfv1.DAGTask{*s.first}
 	}
+	skel.Spec.Templates[0].DAG = &main
 	data, err := render.Object(&skel)
-	if err != nil {
-		return 0, err
-	}
-	size := len(data)
-	for _, tasks := range dags {
-		wrapped := func(ts ...wfv1.DAGTask) (int, error) {
-			data, err := render.Object(map[string]any{"spec": map[string]any{"templates": []any{map[string]any{"dag": map[string]any{"tasks": ts}}}}})
-			return len(data), err
-		}
-		// wrapper = [t0] + [t1] - [t0 t1]: the bytes that are not a task's.
-		first, err := wrapped(tasks[0])
-		if err != nil {
-			return 0, err
-		}
-		second, err := wrapped(tasks[1])
-		if err != nil {
-			return 0, err
-		}
-		both, err := wrapped(tasks[0], tasks[1])
-		if err != nil {
-			return 0, err
-		}
-		wrapper := first + second - both
-		size += second - wrapper
-		for _, t := range tasks[2:] {
-			n, err := wrapped(t)
-			if err != nil {
-				return 0, err
-			}
-			size += n - wrapper
-		}
-	}
-	return size, nil
+	s.err = err
+	s.size += len(data)
+	s.first = nil
+	s.done = true
+}
+
+// wrappedSize renders tasks as the tasks of a DAG template, at the depth
+// they have in a WorkflowTemplate.
+func wrappedSize(ts ...wfv1.DAGTask) (int, error) {
+	data, err := render.Object(map[string]any{"spec": map[string]any{"templates": []any{map[string]any{"dag": map[string]any{"tasks": ts}}}}})
+	return len(data), err
 }
 
 // compileSpec runs the spec through everything `deployctl generate` runs
-// before writing: the loader (schema and rules), the DAG, the compiler;
-// then inspect, if any, looks at the compiled output.
-func compileSpec(file string, yml []byte, inspect func(*compile.Output)) (map[string]*compile.Application, error) {
+// before writing: the loader (schema and rules), the DAG, the compiler
+// (streamed to v). The Output is compile.Stream's: all but the objects
+// streamed.
+func compileSpec(file string, yml []byte, v compile.Visitor) (*compile.Output, error) {
 	if file == "" {
 		file = "imported.yaml"
 	}
@@ -161,18 +225,11 @@ func compileSpec(file string, yml []byte, inspect func(*compile.Output)) (map[st
 	if err != nil {
 		return nil, fmt.Errorf("internal: the imported spec has a cycle (a bug in the importer; nothing was written):\n%w", err)
 	}
-	out, err := compile.Compile(d, "platform")
+	out, err := compile.Stream(d, "platform", v)
 	if err != nil {
 		return nil, fmt.Errorf("the imported spec does not compile (nothing was written): %w", err)
 	}
-	if inspect != nil {
-		inspect(out)
-	}
-	apps := map[string]*compile.Application{}
-	for _, a := range out.Applications {
-		apps[a.Name] = a
-	}
-	return apps, nil
+	return out, nil
 }
 
 // Compare lists the fields in which a generated Application differs from

@@ -6,9 +6,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
+	"github.com/deployctl/deployctl/pkg/render"
 )
 
 // MaxWaveEdges rests on this: one dependency adds at least its name and
@@ -45,15 +45,11 @@ func TestDependencyBytes(t *testing.T) {
 		t.Fatalf("dependsOn found %v: %v", found, err)
 	}
 	deploySize := func(yml []byte) int {
-		size := 0
-		if _, err := compileSpec("p.yaml", yml, func(out *compile.Output) {
-			if size, err = renderedSize(out.WorkflowTemplates[dag.Deploy]); err != nil {
-				t.Fatal(err)
-			}
-		}); err != nil {
+		data, err := render.Object(compileWhole(t, yml).WorkflowTemplates[dag.Deploy])
+		if err != nil {
 			t.Fatal(err)
 		}
-		return size
+		return len(data)
 	}
 	with, none := deploySize(r.YAML), deploySize(without)
 	if got, least := with-none, len("app-00000")-len("x")+minDependencyBytes; got < least {

@@ -60,32 +60,47 @@ func (b *builder) render(diffs map[string][]Difference) ([]byte, error) {
 			}
 		}
 	}
-	stack := func(i int) (*yaml.Node, error) {
-		n, err := nodes(&b.res.Platform.Spec.Stacks[i])
+	app := func(a *spec.App) ([]byte, error) {
+		n, err := nodes(a)
+		if err != nil {
+			return nil, err
+		}
+		app := n.Content[0]
+		style(app, "") // as an item of the apps list
+		name := get(app, "name").Value
+		comment(name, get(app, "dependsOn"))
+		if b.emptySyncOptions[name] {
+			insertAfter(app, []string{"destination", "sources", "source", "name"}, "syncOptions",
+				&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle})
+		}
+		if d := diffs[name]; len(d) > 0 {
+			lines := []string{"not reproduced by the generated Application (the spec cannot express it):"}
+			for _, x := range d {
+				lines = append(lines, "  "+x.String())
+			}
+			app.HeadComment = strings.Join(lines, "\n")
+		}
+		return encode(item(app))
+	}
+	stack := func(i int) ([]byte, error) {
+		s := b.res.Platform.Spec.Stacks[i]
+		apps := s.Apps
+		s.Apps = []spec.App{}
+		n, err := nodes(&s)
 		if err != nil {
 			return nil, err
 		}
 		st := n.Content[0]
 		style(st, "") // as an item of the stacks list
-		comment("stack "+get(st, "name").Value, get(st, "dependsOn"))
-		for _, app := range get(st, "apps").Content {
-			name := get(app, "name").Value
-			comment(name, get(app, "dependsOn"))
-			if b.emptySyncOptions[name] {
-				insertAfter(app, []string{"destination", "sources", "source", "name"}, "syncOptions",
-					&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle})
-			}
-			if d := diffs[name]; len(d) > 0 {
-				lines := []string{"not reproduced by the generated Application (the spec cannot express it):"}
-				for _, x := range d {
-					lines = append(lines, "  "+x.String())
-				}
-				app.HeadComment = strings.Join(lines, "\n")
-			}
-		}
-		return st, nil
+		comment("stack "+s.Name, get(st, "dependsOn"))
+		return encodeSpliced(item(st), get(st, "apps"), len(apps), func(j int) ([]byte, error) { return app(&apps[j]) })
 	}
-	return encodeByStack(root, get(specNode, "stacks"), len(b.res.Platform.Spec.Stacks), stack)
+	return encodeSpliced(root, get(specNode, "stacks"), len(b.res.Platform.Spec.Stacks), stack)
+}
+
+// item is n as the one item of a block sequence.
+func item(n *yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{n}}
 }
 
 // nodes is v as YAML nodes, through JSON: the spec types' field order.
@@ -101,42 +116,40 @@ func nodes(v any) (*yaml.Node, error) {
 	return &root, nil
 }
 
-// stacksPlaceholder stands for the stacks while the rest is encoded.
-const stacksPlaceholder = "deployctl-import-stacks-placeholder-9f2c41"
+// listPlaceholder stands for a list's items while the rest is encoded.
+const listPlaceholder = "deployctl-import-list-placeholder-9f2c41"
 
-// encodeByStack encodes the document as yaml.v3 would in one go, but stack
-// by stack: the encoder keeps every event of a document until it ends, and
-// the nodes of 10,000 apps are hundreds of MB; each stack's nodes (made by
-// stack(i)) live only while it is written. The rest of the document is
-// encoded with a placeholder item for the stacks (an empty list); each
-// stack, encoded as a one-item sequence, is indented to the placeholder's
-// column in its place (block YAML is relative to its indentation).
-func encodeByStack(root, stacks *yaml.Node, n int, stack func(int) (*yaml.Node, error)) ([]byte, error) {
+// encodeSpliced encodes root as yaml.v3 would in one go, but the n items of
+// its block sequence list one by one: the encoder keeps every event of a
+// document until it ends, and the nodes of 10,000 apps are hundreds of MB;
+// each item's nodes (made and encoded by item(i), as a one-item sequence)
+// live only while it is written. The stacks are spliced so, and each
+// stack's apps. The rest of root is encoded with a placeholder item for
+// the list (empty before); each item's text is indented to the
+// placeholder's column in its place (block YAML is relative to its
+// indentation).
+func encodeSpliced(root, list *yaml.Node, n int, item func(int) ([]byte, error)) ([]byte, error) {
 	if n == 0 {
 		return encode(root)
 	}
-	stacks.Content = []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: stacksPlaceholder}}
+	list.Content = []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: listPlaceholder}}
 	skel, err := encode(root)
 	if err != nil {
 		return nil, err
 	}
-	at := bytes.Index(skel, []byte("- "+stacksPlaceholder+"\n"))
+	at := bytes.Index(skel, []byte("- "+listPlaceholder+"\n"))
 	if at < 0 {
-		return nil, fmt.Errorf("internal: no stacks placeholder in the encoded spec")
+		return nil, fmt.Errorf("internal: no list placeholder in the encoded spec")
 	}
 	start := bytes.LastIndexByte(skel[:at], '\n') + 1
 	indent := skel[start:at]
 	if len(bytes.Trim(indent, " ")) != 0 {
-		return nil, fmt.Errorf("internal: the stacks placeholder is not alone on its line")
+		return nil, fmt.Errorf("internal: the list placeholder is not alone on its line")
 	}
 	out := bytes.NewBuffer(make([]byte, 0, len(skel)))
 	out.Write(skel[:start])
 	for i := 0; i < n; i++ {
-		st, err := stack(i)
-		if err != nil {
-			return nil, err
-		}
-		chunk, err := encode(&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{st}})
+		chunk, err := item(i)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +165,7 @@ func encodeByStack(root, stacks *yaml.Node, n int, stack func(int) (*yaml.Node, 
 			chunk = chunk[n:]
 		}
 	}
-	out.Write(skel[at+len("- "+stacksPlaceholder+"\n"):])
+	out.Write(skel[at+len("- "+listPlaceholder+"\n"):])
 	return out.Bytes(), nil
 }
 

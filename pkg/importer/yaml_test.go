@@ -6,9 +6,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// encodeByStack writes the bytes one encoding would: comments, literal
-// blocks with blank lines, flow maps, at every depth.
-func TestEncodeByStack(t *testing.T) {
+// encodeSpliced, stack by stack and in each stack app by app (as render
+// does), writes the bytes one encoding would: comments, literal blocks with
+// blank lines, flow maps, at every depth.
+func TestEncodeSpliced(t *testing.T) {
 	src := `# head
 
 # more
@@ -47,12 +48,19 @@ spec:
 		}
 		stacks := get(get(two.Content[0], "spec"), "stacks")
 		items := stacks.Content
-		got, err := encodeByStack(&two, stacks, len(items), func(i int) (*yaml.Node, error) { return items[i], nil })
+		got, err := encodeSpliced(&two, stacks, len(items), func(i int) ([]byte, error) {
+			apps := get(items[i], "apps")
+			if apps.Style&yaml.FlowStyle != 0 {
+				return encode(item(items[i]))
+			}
+			each := apps.Content
+			return encodeSpliced(item(items[i]), apps, len(each), func(j int) ([]byte, error) { return encode(item(each[j])) })
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(got) != string(want) {
-			t.Errorf("by stack:\n%s\nin one go:\n%s", got, want)
+			t.Errorf("spliced:\n%s\nin one go:\n%s", got, want)
 		}
 	}
 }

@@ -97,7 +97,7 @@ func LoadPartial(file string, data []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &tree{lines: map[string]int{}, file: file}
+	t := &tree{lines: map[string]int{}, file: file, drop: !hasAnchor(root)}
 	value := t.value(root, "")
 	if t.fatal {
 		return nil, t.errs.OrNil()

@@ -24,6 +24,24 @@ type tree struct {
 	// fatal is set by errors after which the values are not worth
 	// checking further (alias bombs, merge keys, non-string keys).
 	fatal bool
+	// drop: a node's children are dropped once converted, so the nodes
+	// (about 20 times the text) are freed while the values are made, not
+	// held beside them all (a spec of 10,000 apps, from import). Only in
+	// a document without anchors: an alias converts its anchor again.
+	drop bool
+}
+
+// hasAnchor says whether any node under n defines an anchor.
+func hasAnchor(n *yaml.Node) bool {
+	if n.Anchor != "" {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAnchor(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *tree) fail(line int, path, msg string) {
@@ -87,11 +105,17 @@ func (t *tree) value(n *yaml.Node, path string) any {
 			t.lines[child] = k.Line
 			m[k.Value] = t.value(v, child)
 		}
+		if t.drop {
+			n.Content = nil
+		}
 		return m
 	case yaml.SequenceNode:
 		s := make([]any, len(n.Content))
 		for i, c := range n.Content {
 			s[i] = t.value(c, fmt.Sprintf("%s[%d]", path, i))
+		}
+		if t.drop {
+			n.Content = nil
 		}
 		return s
 	case yaml.ScalarNode:

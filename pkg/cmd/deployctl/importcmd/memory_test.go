@@ -13,7 +13,7 @@ func TestLimitMemory(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	debug.SetMemoryLimit(math.MaxInt64)
 	limitMemory(8 << 20)
-	if got, want := debug.SetMemoryLimit(-1), int64(32<<20+20*8<<20); got != want {
+	if got, want := debug.SetMemoryLimit(-1), int64(32<<20+8*8<<20); got != want {
 		t.Errorf("limit %d, want %d", got, want)
 	}
 	t.Setenv("GOMEMLIMIT", "1GiB")
