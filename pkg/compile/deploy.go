@@ -42,7 +42,7 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1.W
 // ParamHealthCustomizations is the deploy's workflow parameter that
 // sync-and-wait passes to the step as HEALTH_CUSTOMIZATION: every health
 // customization of the platform, one step.HealthRequirement per line. Each
-// node checks Argo CD has them before it syncs (INV-7), whoever submitted
+// node checks Argo CD has them before it syncs (INV-7, docs/requirements.md#inv-7-health-verification-accuracy), whoever submitted
 // the run.
 const ParamHealthCustomizations = "health-customizations"
 

@@ -29,7 +29,7 @@ const ArgoCDAccount = "deployctl"
 // the platform's projects only.
 //
 // The argocd-cm partial also carries the platform's health customizations
-// (INV-7): one server-side apply of rbac/ sets the account, its policy and
+// (INV-7, docs/requirements.md#inv-7-health-verification-accuracy): one server-side apply of rbac/ sets the account, its policy and
 // the health scripts, so the documented manual path and the executor apply
 // the same thing, and neither drops the other's keys.
 func rbac(p *spec.Platform) ([]any, error) {

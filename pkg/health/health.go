@@ -1,6 +1,6 @@
 // Package health generates the Argo CD health customizations of a platform:
 // the argocd-cm keys resource.customizations.health.<group>_<kind> holding
-// Lua health scripts (INV-7).
+// Lua health scripts (INV-7, docs/requirements.md#inv-7-health-verification-accuracy).
 //
 // Built in, from templates/health/*.lua:
 //

@@ -38,7 +38,7 @@ type permission struct {
 	namespace string // "" for cluster scope
 }
 
-// permissions lists what an action calls, per verb (RFC 3.2.4: "RBAC
+// permissions lists what an action calls, per verb (RFC 3.2.4, docs/requirements.md#rfc-324-required-cluster-state: "RBAC
 // check for required permissions").
 func (r *checker) permissions() []permission {
 	p := r.Platform
@@ -267,7 +267,7 @@ func (r *checker) checkNodes(ctx context.Context) report.Check {
 	case inv.ReadyNodes == 0:
 		c.Status, c.Reason, c.Code = report.Fail, fmt.Sprintf("no Ready node (%d nodes)", inv.Nodes), exitcode.Failure
 	case inv.ReadyNodes < 3:
-		c.Status, c.Reason = report.Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (RFC 3.2.4: warning only)", inv.ReadyNodes, inv.Nodes)
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (a warning only: docs/requirements.md#rfc-324-required-cluster-state)", inv.ReadyNodes, inv.Nodes)
 	default:
 		c.Status, c.Reason = report.Pass, fmt.Sprintf("%d of %d nodes Ready", inv.ReadyNodes, inv.Nodes)
 	}
