@@ -42,7 +42,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/templates"
 )
@@ -300,7 +300,7 @@ func projects(p *spec.Platform) []string {
 // customizations (configs.cm) and the workflows' API account (an apiKey
 // account and an RBAC role over the platform's projects) merged in.
 func argocdChartValues(p *spec.Platform) ([]string, map[string]any, error) {
-	hv, err := health.HelmValues(p)
+	hv, err := healthlua.HelmValues(p)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -591,7 +591,7 @@ func TestArgoCDValues(t *testing.T) {
 	if err := yaml.Unmarshal(files["roles/argocd/files/values.yaml"], &values); err != nil {
 		t.Fatal(err)
 	}
-	data, err := health.ConfigMapData(p)
+	data, err := healthlua.ConfigMapData(p)
 	if err != nil {
 		t.Fatal(err)
 	}

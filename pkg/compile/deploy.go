@@ -10,7 +10,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/manifest"
 	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/pkg/step"
@@ -47,7 +47,7 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application) (*wfv1.W
 const ParamHealthCustomizations = "health-customizations"
 
 func healthRequirements(p *spec.Platform) (string, error) {
-	cs, err := health.Customizations(p)
+	cs, err := healthlua.Customizations(p)
 	if err != nil {
 		return "", err
 	}

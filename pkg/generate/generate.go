@@ -10,7 +10,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/events"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/render"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -37,7 +37,7 @@ func Tree(d *dag.DAG, scope string) (render.Tree, *compile.Output, error) {
 func extras(d *dag.DAG) (map[string]map[string][]byte, error) {
 	out := map[string]map[string][]byte{}
 	for dir, gen := range map[string]func(*spec.Platform) (map[string][]byte, error){
-		"argocd":    health.Files,
+		"argocd":    healthlua.Files,
 		"events":    events.Generate,
 		"bootstrap": bootstrap.Generate,
 	} {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/plan"
 )
 
@@ -73,7 +73,7 @@ func Readme(out *compile.Output, files []string) ([]byte, error) {
 		return nil, err
 	}
 	spec := out.Deploy.Platform
-	hc, err := health.Customizations(spec)
+	hc, err := healthlua.Customizations(spec)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 )
 
 func readmeOf(t *testing.T, file string) ([]byte, *compile.Output) {
@@ -61,7 +61,7 @@ func TestReadmeRunIt(t *testing.T) {
 		}
 	}
 	text := string(md)
-	hc, err := health.Customizations(out.Deploy.Platform)
+	hc, err := healthlua.Customizations(out.Deploy.Platform)
 	if err != nil {
 		t.Fatal(err)
 	}

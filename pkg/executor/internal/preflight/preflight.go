@@ -19,7 +19,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/exitcode"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
@@ -524,7 +524,7 @@ func suffix(err error) string {
 func (r *checker) checkHealthCustomizations(ctx context.Context) report.Check {
 	c := report.Check{Name: "health-customizations"}
 	p := r.Platform
-	cs, err := health.Customizations(p)
+	cs, err := healthlua.Customizations(p)
 	if err != nil {
 		c.Status, c.Reason, c.Code = report.Fail, err.Error(), exitcode.Invalid
 		return c
