@@ -62,16 +62,10 @@ func E2EBlocks(md []byte) (map[string]string, error) {
 // Readme is the platform folder's README: how to run it, the DAG as a
 // Mermaid graph (GitHub renders it), the critical path and the teardown
 // order. Its command blocks are written for this folder as the current
-// directory, with this platform's names filled in.
-func Readme(out *compile.Output, files []string) ([]byte, error) {
-	p, err := plan.Make(out.Deploy, out.Scope, dag.Deploy)
-	if err != nil {
-		return nil, err
-	}
-	td, err := plan.Make(out.Teardown, out.Scope, dag.Teardown)
-	if err != nil {
-		return nil, err
-	}
+// directory, with this platform's names filled in. It prints the plans it is
+// given and computes none.
+func Readme(out *compile.Output, plans Plans, files []string) ([]byte, error) {
+	p, td := plans.Deploy, plans.Teardown
 	spec := out.Deploy.Platform
 	hc, err := healthlua.Customizations(spec)
 	if err != nil {

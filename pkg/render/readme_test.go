@@ -9,6 +9,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/healthlua"
+	"github.com/deployctl/deployctl/pkg/plan"
 )
 
 func readmeOf(t *testing.T, file string) ([]byte, *compile.Output) {
@@ -21,7 +22,15 @@ func readmeOf(t *testing.T, file string) ([]byte, *compile.Output) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := Readme(out, []string{"rbac/argocd-cm.yaml"})
+	deploy, err := plan.Make(out.Deploy, out.Scope, dag.Deploy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	teardown, err := plan.Make(out.Teardown, out.Scope, dag.Teardown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := Readme(out, Plans{Deploy: deploy, Teardown: teardown}, []string{"rbac/argocd-cm.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
