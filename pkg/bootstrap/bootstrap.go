@@ -1,5 +1,5 @@
-// Package bootstrap generates Phase 1 of a platform (RFC 6.2) as Ansible,
-// into generated/<platform>/bootstrap/, in exactly the RFC 6.2.1 layout:
+// Package bootstrap generates Phase 1 of a platform (RFC 6.2, docs/requirements.md#rfc-62-phase-1-bootstrap) as Ansible,
+// into generated/<platform>/bootstrap/, in exactly the layout of docs/requirements.md#rfc-621-ansible-bootstrap-standards:
 //
 //	ansible.cfg, requirements.yml, site.yml,
 //	inventories/production/{hosts.yml,group_vars/all.yml},
@@ -7,13 +7,13 @@
 //	roles/{argocd,argo-workflows,argo-events,sealed-secrets,gitops-handoff}/
 //	  {tasks,defaults,meta}/main.yml (+ files/values.yaml for the Helm roles)
 //
-// Every role's tasks run the six phases of RFC 6.2.1 in order (task names
+// Every role's tasks run the six phases of docs/requirements.md#rfc-621-ansible-bootstrap-standards in order (task names
 // start with "Pre-check |", "Apply |", "Test |", "Validate |",
 // "Rollback |", "Result |"), inside one block whose rescue and always parts
 // make RESULT run on any failure and set <role>_status (success, failed,
 // rolled_back). The four Helm roles install their chart with
 // kubernetes.core.helm only, at the version pinned in spec.bootstrap.charts,
-// atomic and waiting. The RFC role chain (argo-workflows needs argocd,
+// atomic and waiting. The role chain of docs/requirements.md#rfc-621-ansible-bootstrap-standards (argo-workflows needs argocd,
 // argo-events needs argo-workflows, gitops-handoff needs argocd and
 // sealed-secrets) is declared as meta dependencies and asserted on the
 // status facts. The argocd role passes the health customizations of package
@@ -23,9 +23,9 @@
 // bootstrap folder (kubernetes.core.k8s, server-side apply of the files),
 // ensures the Argo CD API token Secret of the workflows (its value from an
 // Ansible Vault variable, never plain text), and submits the platform deploy
-// workflow (RFC 6.2.2 step 9). It does not create the root Application: the
+// workflow (RFC 6.2.2 step 9, docs/requirements.md#rfc-622-bootstrap-actions). It does not create the root Application: the
 // deploy workflow's last node does, through the Argo CD API, once every app
-// is Healthy (INV-2, single authority).
+// is Healthy (INV-2, docs/requirements.md#inv-2-single-deployment-path).
 //
 // Generate returns nothing for a platform without a bootstrap section.
 package bootstrap
@@ -42,7 +42,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/templates"
 )
@@ -59,10 +59,10 @@ const (
 	ArgoCDAccount = "deployctl"
 )
 
-// Roles lists the roles in the order site.yml runs them (RFC 6.2.2).
+// Roles lists the roles in the order site.yml runs them (docs/requirements.md#rfc-622-bootstrap-actions).
 var Roles = []string{"argocd", "argo-workflows", "argo-events", "sealed-secrets", "gitops-handoff"}
 
-// Phases are the RFC 6.2.1 task phases, as task-name prefixes, in order.
+// Phases are the task phases of docs/requirements.md#rfc-621-ansible-bootstrap-standards, as task-name prefixes, in order.
 var Phases = []string{"Pre-check", "Apply", "Test", "Validate", "Rollback", "Result"}
 
 // ManifestDirs are the folders of generated/<platform>/ that gitops-handoff
@@ -86,7 +86,7 @@ type component struct {
 
 var components = []component{
 	{
-		Role: "argocd", Title: "Argo CD", Steps: "RFC 6.2.2 steps 1 to 3", SpecKey: "argocd",
+		Role: "argocd", Title: "Argo CD", Steps: "bootstrap steps 1 to 3, deployctl docs/requirements.md#rfc-622-bootstrap-actions", SpecKey: "argocd",
 		Release: "argocd", NamespaceVar: "deployctl_argocd_namespace",
 		CRDs:         []string{"applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"},
 		Deployments:  []string{"argocd-server", "argocd-repo-server", "argocd-redis"},
@@ -96,7 +96,7 @@ var components = []component{
 		chart:        func(c *spec.Charts) spec.Chart { return c.ArgoCD },
 	},
 	{
-		Role: "argo-workflows", Title: "Argo Workflows", Steps: "RFC 6.2.2 step 4", SpecKey: "argoWorkflows",
+		Role: "argo-workflows", Title: "Argo Workflows", Steps: "bootstrap step 4, deployctl docs/requirements.md#rfc-622-bootstrap-actions", SpecKey: "argoWorkflows",
 		Release: "argo-workflows", NamespaceVar: "deployctl_workflow_namespace", Requires: []string{"argocd"},
 		CRDs: []string{
 			"clusterworkflowtemplates.argoproj.io", "cronworkflows.argoproj.io", "workflows.argoproj.io",
@@ -108,7 +108,7 @@ var components = []component{
 		chart:       func(c *spec.Charts) spec.Chart { return c.ArgoWorkflows },
 	},
 	{
-		Role: "argo-events", Title: "Argo Events", Steps: "RFC 6.2.2 step 6", SpecKey: "argoEvents",
+		Role: "argo-events", Title: "Argo Events", Steps: "bootstrap step 6, deployctl docs/requirements.md#rfc-622-bootstrap-actions", SpecKey: "argoEvents",
 		Release: "argo-events", NamespaceVar: "deployctl_events_namespace", Requires: []string{"argo-workflows"},
 		CRDs:        []string{"eventbus.argoproj.io", "eventsources.argoproj.io", "sensors.argoproj.io"},
 		Deployments: []string{"argo-events-controller-manager"},
@@ -126,7 +126,7 @@ var components = []component{
 	},
 }
 
-// handoffRequires is gitops-handoff's place in the RFC role chain.
+// handoffRequires is gitops-handoff's place in the role chain (docs/requirements.md#rfc-621-ansible-bootstrap-standards).
 var handoffRequires = []string{"argocd", "sealed-secrets"}
 
 // handoffCRDs are the kinds of the manifests gitops-handoff applies.
@@ -211,7 +211,7 @@ func Generate(p *spec.Platform) (map[string][]byte, error) {
 		data := with(base, map[string]any{
 			"Role": c.Role, "P": varName(c.Role), "Title": c.Title, "Steps": c.Steps, "SpecKey": c.SpecKey,
 			"Release": c.Release, "NamespaceVar": c.NamespaceVar, "Requires": c.Requires,
-			"DependsOn": c.Requires, "Description": "Installs " + c.Title + " with Helm (deployctl bootstrap, RFC 6.2.1)",
+			"DependsOn": c.Requires, "Description": "Installs " + c.Title + " with Helm (deployctl docs/requirements.md#rfc-621-ansible-bootstrap-standards)",
 			"Chart": chart, "OCI": strings.HasPrefix(chart.Repo, "oci://"), "ValuesNote": note,
 			"CRDs": c.CRDs, "Deployments": c.Deployments, "StatefulSets": c.StatefulSets, "Endpoints": c.Endpoints,
 			"APICheck": c.APICheck, "HealthKeys": keys,
@@ -225,7 +225,7 @@ func Generate(p *spec.Platform) (map[string][]byte, error) {
 
 	handoff := with(base, map[string]any{
 		"Role": "gitops-handoff", "Requires": handoffRequires, "DependsOn": handoffRequires,
-		"Description":  "Applies the generated orchestration and submits the platform deploy workflow (deployctl bootstrap, RFC 6.2.2)",
+		"Description":  "Applies the generated orchestration and submits the platform deploy workflow (deployctl docs/requirements.md#rfc-622-bootstrap-actions)",
 		"ManifestDirs": ManifestDirs, "RequiredDirs": RequiredDirs, "RequiredCRDs": handoffCRDs,
 		"TokenSecretName": tokenName, "TokenSecretKey": tokenKey,
 	})
@@ -300,7 +300,7 @@ func projects(p *spec.Platform) []string {
 // customizations (configs.cm) and the workflows' API account (an apiKey
 // account and an RBAC role over the platform's projects) merged in.
 func argocdChartValues(p *spec.Platform) ([]string, map[string]any, error) {
-	hv, err := health.HelmValues(p)
+	hv, err := healthlua.HelmValues(p)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -39,7 +39,7 @@ func generate(t *testing.T, p *spec.Platform) map[string][]byte {
 	return files
 }
 
-// expectedLayout is RFC 6.2.1's tree, plus each Helm role's values file.
+// expectedLayout is the tree of docs/requirements.md#rfc-621-ansible-bootstrap-standards, plus each Helm role's values file.
 func expectedLayout() []string {
 	out := []string{
 		"ansible.cfg", "requirements.yml", "site.yml",
@@ -197,7 +197,7 @@ func phaseOf(name string) int {
 }
 
 // TestSixPhasesInOrder walks every role: each task is named after its phase,
-// the phases come in RFC order and all six are there; ROLLBACK runs only
+// the phases come in the order of docs/requirements.md#rfc-621-ansible-bootstrap-standards and all six are there; ROLLBACK runs only
 // when validation failed; RESULT's status fact is set in an always section.
 func TestSixPhasesInOrder(t *testing.T) {
 	files := generate(t, load(t, reference))
@@ -342,7 +342,7 @@ func vars(t *testing.T, files map[string][]byte, name string) map[string]any {
 }
 
 // TestProhibitions walks every generated role and playbook for the practices
-// RFC 6.2.1 prohibits.
+// docs/requirements.md#rfc-621-ansible-bootstrap-standards prohibits.
 func TestProhibitions(t *testing.T) {
 	files := generate(t, load(t, reference))
 	for name, b := range files {
@@ -462,7 +462,7 @@ func resolvesToVault(expr string, lookup func(string) (any, bool), depth int) bo
 	return false
 }
 
-// TestRoleChain: meta dependencies and PRE-CHECK assertions follow RFC 6.2.1.
+// TestRoleChain: meta dependencies and PRE-CHECK assertions follow docs/requirements.md#rfc-621-ansible-bootstrap-standards.
 func TestRoleChain(t *testing.T) {
 	files := generate(t, load(t, reference))
 	chain := map[string][]string{
@@ -500,7 +500,7 @@ func TestRoleChain(t *testing.T) {
 			}
 		}
 	}
-	// site.yml runs the roles in the RFC 6.2.2 order, in one play.
+	// site.yml runs the roles in the order of docs/requirements.md#rfc-622-bootstrap-actions, in one play.
 	var site []struct {
 		Roles []struct{ Role string } `yaml:"roles"`
 	}
@@ -518,7 +518,7 @@ func TestRoleChain(t *testing.T) {
 
 // TestHandoff: gitops-handoff installs the generated orchestration with a
 // module, submits <platform>-deploy, and never creates an Application
-// (INV-2: the deploy workflow's last node creates the root Application).
+// (INV-2, docs/requirements.md#inv-2-single-deployment-path: the deploy workflow's last node creates the root Application).
 func TestHandoff(t *testing.T) {
 	p := load(t, reference)
 	files := generate(t, p)
@@ -569,7 +569,7 @@ func TestHandoff(t *testing.T) {
 			t.Errorf("%s defines an Application", name)
 		}
 	}
-	if !strings.Contains(string(files["roles/gitops-handoff/tasks/main.yml"]), "deliberately NOT created\n# here (INV-2, single authority)") {
+	if !strings.Contains(string(files["roles/gitops-handoff/tasks/main.yml"]), "deliberately NOT created\n# here (INV-2, deployctl docs/requirements.md#inv-2-single-deployment-path)") {
 		t.Error("the handoff role does not say why it leaves the root Application to the deploy workflow")
 	}
 }
@@ -591,7 +591,7 @@ func TestArgoCDValues(t *testing.T) {
 	if err := yaml.Unmarshal(files["roles/argocd/files/values.yaml"], &values); err != nil {
 		t.Fatal(err)
 	}
-	data, err := health.ConfigMapData(p)
+	data, err := healthlua.ConfigMapData(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -886,7 +886,7 @@ func helmCalls(r bootstrapRun) []map[string]any {
 
 // TestBootstrapRunsAgainstAFakeCluster runs the generated site.yml with
 // Ansible, its kubernetes.core modules answered by a fake cluster: every role
-// walks its phases to success in the RFC order, Helm gets the pinned charts,
+// walks its phases to success in the order of docs/requirements.md#rfc-622-bootstrap-actions, Helm gets the pinned charts,
 // the handoff applies exactly the orchestration folders (Argo expressions
 // untouched, no Applications), writes the vaulted token and submits the
 // deploy workflow, and the token never reaches the output.

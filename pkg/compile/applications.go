@@ -23,7 +23,7 @@ func RootApplicationName(platform string) string { return spec.ReservedPrefix + 
 
 // application builds the Argo CD Application of one app. It carries no
 // automated sync unless the spec asks for it: the deploy workflow syncs each
-// app itself when its turn comes (INV-2).
+// app itself when its turn comes (INV-2, docs/requirements.md#inv-2-single-deployment-path).
 func application(p *spec.Platform, stack string, a *spec.App) (*Application, error) {
 	labels := map[string]string{
 		LabelPlatform:  p.Metadata.Name,

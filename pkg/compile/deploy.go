@@ -10,7 +10,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/manifest"
 	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/pkg/step"
@@ -55,12 +55,12 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func
 // ParamHealthCustomizations is the deploy's workflow parameter that
 // sync-and-wait passes to the step as HEALTH_CUSTOMIZATION: every health
 // customization of the platform, one step.HealthRequirement per line. Each
-// node checks Argo CD has them before it syncs (INV-7), whoever submitted
+// node checks Argo CD has them before it syncs (INV-7, docs/requirements.md#inv-7-health-verification-accuracy), whoever submitted
 // the run.
 const ParamHealthCustomizations = "health-customizations"
 
 func healthRequirements(p *spec.Platform) (string, error) {
-	cs, err := health.Customizations(p)
+	cs, err := healthlua.Customizations(p)
 	if err != nil {
 		return "", err
 	}

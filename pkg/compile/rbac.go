@@ -11,7 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -29,11 +29,11 @@ const ArgoCDAccount = "deployctl"
 // the platform's projects only.
 //
 // The argocd-cm partial also carries the platform's health customizations
-// (INV-7): one server-side apply of rbac/ sets the account, its policy and
+// (INV-7, docs/requirements.md#inv-7-health-verification-accuracy): one server-side apply of rbac/ sets the account, its policy and
 // the health scripts, so the documented manual path and the executor apply
 // the same thing, and neither drops the other's keys.
 func rbac(p *spec.Platform) ([]any, error) {
-	cm, err := health.ConfigMapData(p)
+	cm, err := healthlua.ConfigMapData(p)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // teardownWorkflowTemplate is the exact reverse of the deploy DAG: an app is
-// deleted only after everything that depends on it is gone (INV-5).
+// deleted only after everything that depends on it is gone (INV-5, docs/requirements.md#inv-5-reverse-order-teardown).
 //
 // Confirmation is enforced twice before anything is deleted: the `confirm`
 // parameter's enum admits only the platform name, so Argo refuses the

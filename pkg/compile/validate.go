@@ -13,7 +13,7 @@ import (
 )
 
 // validateWorkflowTemplate checks health read-only: one task per stack, all
-// in parallel, each reporting its apps' health and their aggregate (RFC 5.5).
+// in parallel, each reporting its apps' health and their aggregate (RFC 5.5, docs/requirements.md#rfc-55-aggregate-health).
 // Any stack not Healthy fails its task, and so the workflow. A step
 // addresses Applications of one namespace, so a stack's apps with their
 // own applicationNamespace get a task per namespace, STACK-in-NAMESPACE.

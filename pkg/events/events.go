@@ -13,7 +13,7 @@
 //     create Workflows in the workflow namespace;
 //   - validate-cronworkflow.yaml: a CronWorkflow <platform>-validate that runs
 //     the <platform>-validate WorkflowTemplate on spec.events.validateSchedule
-//     (default every 15 minutes), never two at once (RFC Phase 3);
+//     (default every 15 minutes), never two at once (RFC 6.4, docs/requirements.md#rfc-64-phase-3-steady-state);
 //   - kustomization.yaml.
 //
 // Everything lives in the workflow namespace (spec.workflow.namespace). Every

@@ -226,7 +226,7 @@ func parseBool(val map[string]string, key string, bad func(string, string, ...an
 // loadKubeconfig reads the kubeconfig from exactly one of KUBECONFIG_PATH
 // (or --kubeconfig) and KUBECONFIG_DATA. Messages never quote its content.
 // The ambient KUBECONFIG and ~/.kube/config are deliberately not read
-// (INV-3: no state outside the explicit configuration).
+// (INV-3, docs/requirements.md#inv-3-no-implicit-state: no state outside the explicit configuration).
 func (c *Config) loadKubeconfig(val, from map[string]string) []string {
 	path, data := val["kubeconfig"], val["kubeconfig-data"]
 	var kc *clientcmdapi.Config

@@ -16,7 +16,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/step/aggregate"
 )
 
-// Aggregate health (RFC 5.5), from the package the validate step uses, so
+// Aggregate health (RFC 5.5, docs/requirements.md#rfc-55-aggregate-health), from the package the validate step uses, so
 // the executor and the validate workflow always agree: all Healthy →
 // Healthy; any Progressing → Progressing; any Degraded or Missing →
 // Degraded; any failed (the Application absent or unreadable) → Failed.

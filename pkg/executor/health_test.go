@@ -25,7 +25,7 @@ func application(name, health, sync string, extra map[string]any) *unstructured.
 	}}
 }
 
-// validate's aggregation, read from Argo CD's Applications (RFC 5.5).
+// validate's aggregation, read from Argo CD's Applications (docs/requirements.md#rfc-55-aggregate-health).
 func TestReadApps(t *testing.T) {
 	c, err := load(t, ActionValidate, baseEnv(t))
 	if err != nil {

@@ -44,7 +44,7 @@ var resources = map[string]schema.GroupVersionResource{
 // objectsToApply is everything deploy and teardown ensure before they run
 // a workflow, in apply order: the workflow pods' RBAC, the Argo CD
 // configuration partials (account, RBAC policy and the health
-// customizations, INV-7), the credentials found in the secrets directory,
+// customizations, docs/requirements.md#inv-7-health-verification-accuracy), the credentials found in the secrets directory,
 // the ClusterWorkflowTemplates, then the platform's WorkflowTemplates (all
 // three actions, so validate and teardown always match the deploy).
 func objectsToApply(c *Config, out *compile.Output) ([]apply.Object, error) {

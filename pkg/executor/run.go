@@ -1,4 +1,4 @@
-// Package executor is the containerized entry point of RFC section 7:
+// Package executor is the containerized entry point of RFC 7 (docs/requirements.md#rfc-226-and-7-the-executor):
 // `deployctl deploy | validate | teardown | preflight`. It reads its
 // configuration from the environment and mounted files (flags for people at
 // a terminal), checks the cluster read-only (Phase 0), applies the

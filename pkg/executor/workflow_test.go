@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,30 +10,17 @@ import (
 	wffake "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/livestate"
+	"github.com/deployctl/deployctl/pkg/livestate/livestatetest"
 )
-
-func loadWorkflow(t *testing.T, path string) *wfv1.Workflow {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w wfv1.Workflow
-	if err := yaml.UnmarshalStrict(b, &w); err != nil {
-		t.Fatal(err)
-	}
-	return &w
-}
 
 // Argo's retry resets exactly the failed node and what never ran; the
 // succeeded apps keep their state, so they are not synced again.
 func TestPlanRetry(t *testing.T) {
-	w := loadWorkflow(t, "testdata/workflows/failed-deploy.yaml")
+	w := livestatetest.FailedDeploy(t)
 	plan, err := workflow.PlanRetry(context.Background(), w)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +70,7 @@ func TestPlanRetry(t *testing.T) {
 // resume deletes the failed attempt's pod, then writes the retried run
 // through the Workflow API, as `argo retry` does.
 func TestResumeUpdatesTheRun(t *testing.T) {
-	w := loadWorkflow(t, "testdata/workflows/failed-deploy.yaml")
+	w := livestatetest.FailedDeploy(t)
 	wfs := wffake.NewSimpleClientset(w)
 	kc := kubefake.NewSimpleClientset()
 	updated, plan, err := workflow.Resume(context.Background(), &kube.Clients{Workflows: wfs, Kube: kc}, w)
@@ -113,7 +99,7 @@ func TestResumeUpdatesTheRun(t *testing.T) {
 }
 
 func TestResultOf(t *testing.T) {
-	w := loadWorkflow(t, "testdata/workflows/failed-deploy.yaml")
+	w := livestatetest.FailedDeploy(t)
 	nodes := livestate.TaskNodes(w)
 	if len(nodes) != 5 {
 		t.Errorf("task nodes %d, want 5 (4 apps and the join)", len(nodes))

@@ -10,42 +10,46 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/events"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
+	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/render"
-	"github.com/deployctl/deployctl/pkg/spec"
 )
 
-// Tree compiles a platform for a scope and lays out every generated file.
+// Tree compiles a platform for a scope and lays out every generated file:
+// compile's objects, the deploy and teardown plans (made here, once, for the
+// README), and the folders of the other generators.
 func Tree(d *dag.DAG, scope string) (render.Tree, *compile.Output, error) {
 	out, err := compile.Compile(d, scope)
 	if err != nil {
 		return nil, nil, err
 	}
-	extra, err := extras(d)
+	deploy, err := plan.Make(out.Deploy, out.Scope, dag.Deploy)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := render.Platform(out, extra)
+	teardown, err := plan.Make(out.Teardown, out.Scope, dag.Teardown)
+	if err != nil {
+		return nil, nil, err
+	}
+	argocd, err := healthlua.Files(d.Platform)
+	if err != nil {
+		return nil, nil, fmt.Errorf("argocd: %w", err)
+	}
+	wiring, err := events.Generate(d.Platform)
+	if err != nil {
+		return nil, nil, fmt.Errorf("events: %w", err)
+	}
+	ansible, err := bootstrap.Generate(d.Platform)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	t, err := render.Platform(out, render.Plans{Deploy: deploy, Teardown: teardown},
+		render.Folder{Dir: "argocd", Files: argocd},
+		render.Folder{Dir: "events", Files: wiring},
+		render.Folder{Dir: "bootstrap", Files: ansible},
+	)
 	if err != nil {
 		return nil, nil, err
 	}
 	return t, out, nil
-}
-
-// extras are the folders other generators own: Argo CD health
-// customizations, Argo Events wiring, the Ansible bootstrap.
-func extras(d *dag.DAG) (map[string]map[string][]byte, error) {
-	out := map[string]map[string][]byte{}
-	for dir, gen := range map[string]func(*spec.Platform) (map[string][]byte, error){
-		"argocd":    health.Files,
-		"events":    events.Generate,
-		"bootstrap": bootstrap.Generate,
-	} {
-		files, err := gen(d.Platform)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
-		out[dir] = files
-	}
-	return out, nil
 }

@@ -28,7 +28,7 @@ func TestStatusOfAnAppInItsNamespace(t *testing.T) {
 	if !found {
 		t.Fatal("no cert-manager task in examples/minimal.yaml's deploy")
 	}
-	wf := workflow(t, "running-deploy.yaml", tmpl)
+	wf := workflow(t, "testdata/running-deploy.yaml", tmpl)
 	mine := app("cert-manager", "Synced", "Healthy", "", "Succeeded")
 	mine.SetNamespace("team-a")
 	other := app("cert-manager", "OutOfSync", "Degraded", "not this one", "")

@@ -30,7 +30,7 @@ const bearer = "insight-bearer-93be01c7d4"
 // known credentials.
 func TestStatusAndExplainMaskCredentials(t *testing.T) {
 	out := minimal(t)
-	wf := workflow(t, "failed-deploy.yaml", nil)
+	wf := failedDeploy(t, nil)
 	wf.Status.Message = "clone of https://bob:hunter2hunter2@git.example.com/p.git failed"
 	for id, n := range wf.Status.Nodes {
 		if n.Outputs == nil {

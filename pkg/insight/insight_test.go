@@ -22,6 +22,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/livestate"
+	"github.com/deployctl/deployctl/pkg/livestate/livestatetest"
 )
 
 var now = time.Date(2026, 1, 1, 10, 5, 0, 0, time.UTC)
@@ -41,9 +42,11 @@ func minimal(t *testing.T) *compile.Output {
 	return out
 }
 
+// workflow reads a Workflow fixture (a path from this package), with the
+// WorkflowTemplate Argo stores in its status when stored is not nil.
 func workflow(t *testing.T, file string, stored *wfv1.WorkflowTemplate) *wfv1.Workflow {
 	t.Helper()
-	data, err := os.ReadFile("testdata/" + file)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +54,20 @@ func workflow(t *testing.T, file string, stored *wfv1.WorkflowTemplate) *wfv1.Wo
 	if err := yaml.UnmarshalStrict(data, &wf); err != nil {
 		t.Fatal(err)
 	}
+	return withStored(&wf, stored)
+}
+
+// failedDeploy is the failed deploy run every reader of a run is tested on
+// (package livestatetest), with a stored template when stored is not nil.
+func failedDeploy(t *testing.T, stored *wfv1.WorkflowTemplate) *wfv1.Workflow {
+	return withStored(livestatetest.FailedDeploy(t), stored)
+}
+
+func withStored(wf *wfv1.Workflow, stored *wfv1.WorkflowTemplate) *wfv1.Workflow {
 	if stored != nil {
 		wf.Status.StoredWorkflowSpec = stored.Spec.DeepCopy()
 	}
-	return &wf
+	return wf
 }
 
 // app is an Argo CD Application as its controller reports it.
@@ -96,7 +109,7 @@ var rolloutProblem = map[string]any{"kind": "Deployment", "namespace": "ingress-
 func runningDeploy(t *testing.T, ingress *unstructured.Unstructured) *Run {
 	t.Helper()
 	out := minimal(t)
-	wf := workflow(t, "running-deploy.yaml", out.WorkflowTemplates[dag.Deploy])
+	wf := workflow(t, "testdata/running-deploy.yaml", out.WorkflowTemplates[dag.Deploy])
 	cl := clients([]runtime.Object{wf}, app("cert-manager", "Synced", "Healthy", "", "Succeeded"), ingress)
 	r, err := Load(context.Background(), cl, Options{Namespace: "argo", Workflow: wf.Name, Now: now})
 	if err != nil {
@@ -219,7 +232,7 @@ func TestRunningStates(t *testing.T) {
 	}
 
 	out := minimal(t)
-	wf := workflow(t, "running-deploy.yaml", out.WorkflowTemplates[dag.Deploy])
+	wf := workflow(t, "testdata/running-deploy.yaml", out.WorkflowTemplates[dag.Deploy])
 	n := wf.Status.Nodes["minimal-deploy-r2-3"]
 	n.Phase, n.FinishedAt = wfv1.NodeSucceeded, metav1.NewTime(now)
 	wf.Status.Nodes["minimal-deploy-r2-3"] = n
@@ -241,7 +254,7 @@ func TestRunningStates(t *testing.T) {
 // it. Its template is read from the WorkflowTemplate it references.
 func TestExplainAFailedRun(t *testing.T) {
 	out := minimal(t)
-	wf := workflow(t, "failed-deploy.yaml", nil)
+	wf := failedDeploy(t, nil)
 	cl := clients([]runtime.Object{wf, out.WorkflowTemplates[dag.Deploy]},
 		app("database", "Synced", "Degraded", "0/1 ready", "Succeeded",
 			map[string]any{"kind": "StatefulSet", "namespace": "app", "name": "database", "health": map[string]any{"status": "Degraded", "message": "0/1 ready"}}))
@@ -305,7 +318,7 @@ func TestExplainAFailedRun(t *testing.T) {
 
 func TestExplainTeardown(t *testing.T) {
 	out := minimal(t)
-	wf := workflow(t, "running-teardown.yaml", out.WorkflowTemplates[dag.Teardown])
+	wf := workflow(t, "testdata/running-teardown.yaml", out.WorkflowTemplates[dag.Teardown])
 	r, err := Load(context.Background(), clients([]runtime.Object{wf}, app("database", "Synced", "Healthy", "", "")),
 		Options{Namespace: "argo", Platform: "minimal", Now: time.Date(2026, 1, 1, 11, 1, 0, 0, time.UTC)})
 	if err != nil {
@@ -340,8 +353,8 @@ func TestExplainTeardown(t *testing.T) {
 // validate runs (every 15 minutes) do not hide it.
 func TestLatestRun(t *testing.T) {
 	out := minimal(t)
-	failed := workflow(t, "failed-deploy.yaml", out.WorkflowTemplates[dag.Deploy])
-	running := workflow(t, "running-deploy.yaml", out.WorkflowTemplates[dag.Deploy])
+	failed := failedDeploy(t, out.WorkflowTemplates[dag.Deploy])
+	running := workflow(t, "testdata/running-deploy.yaml", out.WorkflowTemplates[dag.Deploy])
 	validate := running.DeepCopy()
 	validate.Name, validate.Labels = "minimal-validate-v9", map[string]string{compile.LabelPlatform: "minimal", compile.LabelAction: "validate"}
 	validate.CreationTimestamp = metav1.NewTime(now)
@@ -357,7 +370,7 @@ func TestLatestRun(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 	// No stored template and no WorkflowTemplate: said so.
-	bare := workflow(t, "failed-deploy.yaml", nil)
+	bare := failedDeploy(t, nil)
 	if _, err := Load(context.Background(), clients([]runtime.Object{bare}), Options{Namespace: "argo", Workflow: bare.Name}); err == nil ||
 		!strings.Contains(err.Error(), "reading WorkflowTemplate argo/minimal-deploy of minimal-deploy-x1") {
 		t.Errorf("err %v", err)

@@ -6,34 +6,12 @@ import (
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/spec"
 )
 
-// db ← api ← web, and cache with nothing on it: deploy starts with db and
-// cache; teardown starts with web and cache and ends with db.
-const chainSpec = `apiVersion: deployctl.dev/v1alpha1
-kind: Platform
-metadata: {name: chain}
-spec:
-  argocd: {namespace: argocd, server: argocd-server.argocd.svc:443}
-  workflow: {namespace: argo, serviceAccount: deployctl, image: example.com/step:1}
-  defaults:
-    source: {repoURL: https://git.example.com/p.git, targetRevision: main, path: x}
-  stacks:
-  - name: s
-    apps:
-    - {name: db, timeouts: {health: 10m}}
-    - {name: api, dependsOn: [db], timeouts: {health: 2m}}
-    - {name: web, dependsOn: [api], timeouts: {health: 3m}}
-    - {name: cache, timeouts: {health: 1m}}
-`
-
 func TestTeardownDirection(t *testing.T) {
-	doc, err := spec.Load("chain.yaml", []byte(chainSpec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := dag.Build(doc)
+	// db ← api ← web, and cache with nothing on it: deploy starts with db
+	// and cache; teardown starts with web and cache and ends with db.
+	d, err := dag.Load("testdata/chain.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/plan"
 )
 
 // MaxObjectBytes bounds any one generated object. etcd refuses objects over
@@ -26,9 +27,23 @@ const (
 	DirRBAC              = "rbac"
 )
 
-// Platform lays out a compiled platform as files. extra holds other
-// generators' folders (argocd/, bootstrap/, events/), already rendered.
-func Platform(out *compile.Output, extra map[string]map[string][]byte) (Tree, error) {
+// Plans are a compiled platform's deploy and teardown plans, computed once by
+// the caller (pkg/generate): the writer layer prints plans, it does not make
+// them.
+type Plans struct {
+	Deploy, Teardown *plan.Plan
+}
+
+// Folder is a folder another generator owns (argocd/, events/, bootstrap/),
+// already rendered: file name → content.
+type Folder struct {
+	Dir   string
+	Files map[string][]byte
+}
+
+// Platform lays out a compiled platform as files, with its README (from
+// plans) and the other generators' folders.
+func Platform(out *compile.Output, plans Plans, extra ...Folder) (Tree, error) {
 	t := Tree{}
 	folder := func(dir string, objs map[string]any, kustomize bool) error {
 		var names []string
@@ -93,12 +108,12 @@ func Platform(out *compile.Output, extra map[string]map[string][]byte) (Tree, er
 			return nil, err
 		}
 	}
-	for dir, files := range extra {
-		if err := t.AddAll(dir, files); err != nil {
+	for _, f := range extra {
+		if err := t.AddAll(f.Dir, f.Files); err != nil {
 			return nil, err
 		}
 	}
-	readme, err := Readme(out, t.Paths())
+	readme, err := Readme(out, plans, t.Paths())
 	if err != nil {
 		return nil, err
 	}

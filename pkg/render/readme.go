@@ -7,7 +7,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/plan"
 )
 
@@ -62,18 +62,12 @@ func E2EBlocks(md []byte) (map[string]string, error) {
 // Readme is the platform folder's README: how to run it, the DAG as a
 // Mermaid graph (GitHub renders it), the critical path and the teardown
 // order. Its command blocks are written for this folder as the current
-// directory, with this platform's names filled in.
-func Readme(out *compile.Output, files []string) ([]byte, error) {
-	p, err := plan.Make(out.Deploy, out.Scope, dag.Deploy)
-	if err != nil {
-		return nil, err
-	}
-	td, err := plan.Make(out.Teardown, out.Scope, dag.Teardown)
-	if err != nil {
-		return nil, err
-	}
+// directory, with this platform's names filled in. It prints the plans it is
+// given and computes none.
+func Readme(out *compile.Output, plans Plans, files []string) ([]byte, error) {
+	p, td := plans.Deploy, plans.Teardown
 	spec := out.Deploy.Platform
-	hc, err := health.Customizations(spec)
+	hc, err := healthlua.Customizations(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +112,7 @@ func Readme(out *compile.Output, files []string) ([]byte, error) {
 	}
 	fmt.Fprintf(&b, "`%s/` is the workflow ServiceAccount `%s` and its Role, and two partial Argo CD ConfigMaps that server-side apply merges into Argo CD's own, leaving every other key alone: "+
 		"`argocd-cm` gets the account `%s` and the health customizations this platform relies on (%s), `argocd-rbac-cm` the account's policy. "+
-		"Every deploy node first checks that Argo CD has those health customizations, with this content, and refuses to sync anything without them (INV-7): without them a failing custom resource would count as Healthy. "+
+		"Every deploy node first checks that Argo CD has those health customizations, with this content, and refuses to sync anything without them (INV-7 in deployctl's docs/requirements.md#inv-7-health-verification-accuracy): without them a failing custom resource would count as Healthy. "+
 		"`%s/` is the same health customizations for installing Argo CD itself (a kustomize Component of `argocd-cm`, or Helm values): you need it only if you manage Argo CD's configuration there. "+
 		"The field managers are the executor's, so `deployctl deploy` after these commands rewrites nothing, and the other way round; "+
 		"`deployctl-%s` is per platform because several platforms share Argo CD's ConfigMaps, and a field manager owns exactly what it last applied.\n\n",
@@ -126,7 +120,7 @@ func Readme(out *compile.Output, files []string) ([]byte, error) {
 
 	b.WriteString("**Deploy.** `--wait` exits non-zero unless the run Succeeded; follow it from another terminal with `argo watch -n " + ns + " @latest`, or `deployctl status` (below):\n\n")
 	block("deploy", fmt.Sprintf("argo submit -n %s --wait %s/deploy.yaml", ns, DirWorkflows))
-	b.WriteString("The Argo CD Applications in `applications/` are created by the deploy itself, each when its turn comes (INV-2): do not apply them by hand.\n")
+	b.WriteString("The Argo CD Applications in `applications/` are created by the deploy itself, each when its turn comes (INV-2 in deployctl's docs/requirements.md#inv-2-single-deployment-path): do not apply them by hand.\n")
 	if out.Root != nil {
 		fmt.Fprintf(&b, "Once every app is Healthy, the last node creates `%s` (`gitops/`), which adopts `applications/` from Git: from then on Argo CD owns steady state.\n", out.Root.Name)
 	}

@@ -8,7 +8,8 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
+	"github.com/deployctl/deployctl/pkg/plan"
 )
 
 func readmeOf(t *testing.T, file string) ([]byte, *compile.Output) {
@@ -21,7 +22,15 @@ func readmeOf(t *testing.T, file string) ([]byte, *compile.Output) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := Readme(out, []string{"rbac/argocd-cm.yaml"})
+	deploy, err := plan.Make(out.Deploy, out.Scope, dag.Deploy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	teardown, err := plan.Make(out.Teardown, out.Scope, dag.Teardown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := Readme(out, Plans{Deploy: deploy, Teardown: teardown}, []string{"rbac/argocd-cm.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +70,7 @@ func TestReadmeRunIt(t *testing.T) {
 		}
 	}
 	text := string(md)
-	hc, err := health.Customizations(out.Deploy.Platform)
+	hc, err := healthlua.Customizations(out.Deploy.Platform)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ const (
 // Statuses lists every action status, for the enum metric.
 var Statuses = []string{StatusRunning, StatusSucceeded, StatusUpToDate, StatusFailed, StatusPartial, StatusInvalid, StatusTimeout, StatusInterrupted}
 
-// Report is the structured status report of one action (RFC section 7):
+// Report is the structured status report of one action (RFC 7, docs/requirements.md#rfc-226-and-7-the-executor):
 // summary, per-component status and health, failures with diagnostics,
 // metrics, recommendations. It never holds a credential.
 type Report struct {

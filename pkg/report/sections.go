@@ -24,7 +24,7 @@ type Check struct {
 	Code int `json:"exitCode,omitempty"`
 }
 
-// Inventory is the cluster snapshot of Phase 0 (RFC 3.2.8).
+// Inventory is the cluster snapshot of Phase 0 (RFC 3.2.8, docs/requirements.md#rfc-328-phase-0-outputs).
 type Inventory struct {
 	ServerVersion   string   `json:"serverVersion,omitempty"`
 	User            string   `json:"user,omitempty"`

@@ -3,8 +3,8 @@ package spec
 import "time"
 
 // Built-in defaults, used where neither the app nor spec.defaults says.
-// Timeouts follow RFC section 3.8.5 ("simple deployment: 5 min / 5 min");
-// retry mirrors the DESIGN example.
+// Timeouts follow RFC 3.8.5 (docs/requirements.md#rfc-385-default-timeouts: "simple deployment: 5 min / 5 min");
+// retry: 3 attempts, 10s backoff doubling up to 5 min.
 var (
 	DefaultTimeouts = Timeouts{Sync: Duration{5 * time.Minute}, Health: Duration{5 * time.Minute}}
 	DefaultRetry    = Retry{Limit: 3, Backoff: Duration{10 * time.Second}, Factor: 2, MaxBackoff: Duration{5 * time.Minute}}

@@ -265,7 +265,7 @@ type IgnoreDifference struct {
 }
 
 // HealthCheck is an extra readiness probe beyond Argo CD's app health
-// (RFC "Resource Node"): exactly one of Resource or HTTP.
+// (docs/requirements.md#inv-7-health-verification-accuracy): exactly one of Resource or HTTP.
 type HealthCheck struct {
 	Resource *ResourceCheck `json:"resource,omitempty"`
 	HTTP     *HTTPCheck     `json:"http,omitempty"`

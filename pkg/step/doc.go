@@ -11,7 +11,7 @@
 //	syncwait.go   sync-and-wait: create, earlier operation, then sync and health in turn
 //	operation.go  our sync requests and operations, told apart from any other
 //	fresh.go      the proof that a view's health is from after our operation
-//	health.go     judging fresh health, confirming a failing one
+//	verdict.go    judging fresh health, confirming a failing one
 //	checks.go     extra resource and HTTP checks
 //	validate.go   read-only health of many apps and their aggregate (package aggregate)
 //	teardown.go   cascading delete, PVC policy, orphans

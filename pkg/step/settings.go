@@ -11,7 +11,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
 
-// The health customizations check (INV-7). A platform's health gate is only
+// The health customizations check (INV-7, docs/requirements.md#inv-7-health-verification-accuracy). A platform's health gate is only
 // as good as Argo CD's health assessment: an app whose custom resource has
 // no resource.customizations.health.<group>_<kind> in argocd-cm is Healthy
 // as soon as the resource exists, so a failing resource would pass. Before
@@ -102,7 +102,7 @@ func (r *runner) checkHealthCustomizations(ctx context.Context, o syncOpts) erro
 	if len(differ) > 0 {
 		what = append(what, "not the generated script: "+strings.Join(differ, ", "))
 	}
-	return fail(exitcode.Failure, "refused before any sync: Argo CD's argocd-cm lacks health customizations this platform relies on (INV-7: without them a failing resource counts as Healthy): %s. "+
+	return fail(exitcode.Failure, "refused before any sync: Argo CD's argocd-cm lacks health customizations this platform relies on (without them a failing resource counts as Healthy: deployctl docs/requirements.md#inv-7-health-verification-accuracy): %s. "+
 		"Apply rbac/ of the platform's generated folder server-side as its README's \"Run it\" says (it merges these keys into argocd-cm), "+
 		"or run deployctl deploy, which applies them; then deploy again", strings.Join(what, "; "))
 }

@@ -103,7 +103,7 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 // ensureApp gets the application, creating it from the manifest if absent
 // and bringing it to the manifest if it differs: Argo CD's upsert replaces
 // the spec only when it changed, so a redeploy of an unchanged platform
-// writes nothing (INV-6) and a changed spec reaches Argo CD (the compiler's
+// writes nothing (INV-6, docs/requirements.md#inv-6-idempotent-execution) and a changed spec reaches Argo CD (the compiler's
 // manifest is the desired state, the same one Git holds).
 func (r *runner) ensureApp(ctx context.Context, name string, manifest []byte, res *stepresult.SyncResult) (*argocd.Application, error) {
 	var app *argocd.Application

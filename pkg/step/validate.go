@@ -10,7 +10,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
-// validate reads every app once (read-only) and aggregates (RFC 5.5): exit 0 all
+// validate reads every app once (read-only) and aggregates (RFC 5.5, docs/requirements.md#rfc-55-aggregate-health): exit 0 all
 // Healthy, 2 Degraded or Progressing, 1 Failed (an app absent or not
 // readable), 75 when the failures were all the API being unreachable.
 func (r *runner) validate(ctx context.Context, o validateOpts, res *stepresult.ValidateResult) error {

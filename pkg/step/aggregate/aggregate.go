@@ -1,5 +1,5 @@
 // Package aggregate is the aggregate health of a set of Argo CD Applications
-// (RFC 5.5): all Healthy → Healthy; any Progressing → Progressing; any
+// (RFC 5.5, docs/requirements.md#rfc-55-aggregate-health): all Healthy → Healthy; any Progressing → Progressing; any
 // Degraded or Missing → Degraded; any failed (absent, unreadable) → Failed.
 // The validate step uses it; so can anything else that must agree with it.
 // Standard library only, like the step binary.

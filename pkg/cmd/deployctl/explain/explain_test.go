@@ -7,20 +7,19 @@ import (
 	"strings"
 	"testing"
 
-	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	wffake "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned/fake"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/status"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/livestate/livestatetest"
 )
 
 // fakeCluster serves the failed run of examples/minimal.yaml (from
@@ -36,14 +35,7 @@ func fakeCluster(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("../../../insight/testdata/failed-deploy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wf wfv1.Workflow
-	if err := yaml.Unmarshal(data, &wf); err != nil {
-		t.Fatal(err)
-	}
+	wf := livestatetest.FailedDeploy(t)
 	prev := kube.NewClients
 	t.Cleanup(func() { kube.NewClients = prev })
 	kube.NewClients = func(rc *rest.Config) (*kube.Clients, error) {
@@ -52,7 +44,7 @@ func fakeCluster(t *testing.T) string {
 		}
 		dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 			map[schema.GroupVersionResource]string{{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}: "ApplicationList"})
-		return &kube.Clients{Workflows: wffake.NewSimpleClientset(&wf, out.WorkflowTemplates[dag.Deploy]), Dynamic: dyn}, nil
+		return &kube.Clients{Workflows: wffake.NewSimpleClientset(wf, out.WorkflowTemplates[dag.Deploy]), Dynamic: dyn}, nil
 	}
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	err = os.WriteFile(kc, []byte(`apiVersion: v1

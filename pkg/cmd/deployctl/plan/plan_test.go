@@ -14,23 +14,15 @@ import (
 	"github.com/deployctl/deployctl/pkg/plan"
 )
 
-const spec = `apiVersion: deployctl.dev/v1alpha1
-kind: Platform
-metadata: {name: cw}
-spec:
-  argocd: {namespace: argocd, server: argocd-server.argocd.svc:443}
-  workflow: {namespace: argo, serviceAccount: deployctl, image: example.com/step:1}
-  defaults:
-    source: {repoURL: https://git.example.com/p.git, targetRevision: main, path: x}
-  stacks:
-  - name: s
-    apps:
-    - name: x
-      timeouts: {health: 10m}
-    - name: y
-      dependsOn: [x]
-    - name: z
-`
+// spec is testdata/cw.yaml (x → y, and z on its own), for the tests that
+// write a changed copy of it.
+var spec = func() string {
+	data, err := os.ReadFile("testdata/cw.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}()
 
 // A deploy report: x took 60 s, y 30 s, z 300 s; w is not in the spec.
 const report = `{"kind": "deployctl.dev/v1alpha1/ExecutorReport", "action": "deploy", "status": "Succeeded",
@@ -54,8 +46,8 @@ func run(t *testing.T, args ...string) (string, string, error) {
 
 func files(t *testing.T) (specFile, wavesFile, reportFile string) {
 	dir := t.TempDir()
-	specFile, wavesFile, reportFile = filepath.Join(dir, "p.yaml"), filepath.Join(dir, "w.yaml"), filepath.Join(dir, "r.json")
-	for f, data := range map[string]string{specFile: spec, wavesFile: "x: 0\nz: {wave: 0, path: root@0}\ny: {wave: 1, path: root@0}\nghost: 3\n", reportFile: report} {
+	specFile, wavesFile, reportFile = "testdata/cw.yaml", filepath.Join(dir, "w.yaml"), filepath.Join(dir, "r.json")
+	for f, data := range map[string]string{wavesFile: "x: 0\nz: {wave: 0, path: root@0}\ny: {wave: 1, path: root@0}\nghost: 3\n", reportFile: report} {
 		if err := os.WriteFile(f, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}

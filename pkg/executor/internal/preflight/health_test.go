@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
@@ -23,7 +23,7 @@ func TestPreflightHealthCustomizations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := health.ConfigMapData(p)
+	want, err := healthlua.ConfigMapData(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/exitcode"
-	"github.com/deployctl/deployctl/pkg/health"
+	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
@@ -38,7 +38,7 @@ type permission struct {
 	namespace string // "" for cluster scope
 }
 
-// permissions lists what an action calls, per verb (RFC 3.2.4: "RBAC
+// permissions lists what an action calls, per verb (RFC 3.2.4, docs/requirements.md#rfc-324-required-cluster-state: "RBAC
 // check for required permissions").
 func (r *checker) permissions() []permission {
 	p := r.Platform
@@ -267,7 +267,7 @@ func (r *checker) checkNodes(ctx context.Context) report.Check {
 	case inv.ReadyNodes == 0:
 		c.Status, c.Reason, c.Code = report.Fail, fmt.Sprintf("no Ready node (%d nodes)", inv.Nodes), exitcode.Failure
 	case inv.ReadyNodes < 3:
-		c.Status, c.Reason = report.Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (RFC 3.2.4: warning only)", inv.ReadyNodes, inv.Nodes)
+		c.Status, c.Reason = report.Warn, fmt.Sprintf("%d of %d nodes Ready; fewer than 3 (a warning only: docs/requirements.md#rfc-324-required-cluster-state)", inv.ReadyNodes, inv.Nodes)
 	default:
 		c.Status, c.Reason = report.Pass, fmt.Sprintf("%d of %d nodes Ready", inv.ReadyNodes, inv.Nodes)
 	}
@@ -524,7 +524,7 @@ func suffix(err error) string {
 func (r *checker) checkHealthCustomizations(ctx context.Context) report.Check {
 	c := report.Check{Name: "health-customizations"}
 	p := r.Platform
-	cs, err := health.Customizations(p)
+	cs, err := healthlua.Customizations(p)
 	if err != nil {
 		c.Status, c.Reason, c.Code = report.Fail, err.Error(), exitcode.Invalid
 		return c

@@ -43,7 +43,7 @@ type Decision struct {
 //     after it) is stale and not resumed.
 //  3. Deploy only: if that last run has this spec hash and Succeeded, and
 //     upToDate (every app of the scope Healthy and Synced) says so, skip:
-//     nothing is applied to the platform (INV-6). force re-runs anyway.
+//     nothing is applied to the platform (INV-6, docs/requirements.md#inv-6-idempotent-execution). force re-runs anyway.
 //  4. Otherwise submit a new run. Teardown always submits a new run (its
 //     steps find deleted apps gone in a second, and a new run takes the
 //     current pv-policy and crd-policy), except to follow a running one.

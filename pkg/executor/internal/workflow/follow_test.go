@@ -5,36 +5,27 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 
-	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	wffake "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned/fake"
-	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/pkg/kube"
+	"github.com/deployctl/deployctl/pkg/livestate/livestatetest"
 )
 
 // Following a finished run prints each shown task's state once (its step's
 // message for a failure, "not run" for an omitted one) and reads nothing.
 func TestFollowAFinishedRun(t *testing.T) {
-	data, err := os.ReadFile("../../testdata/workflows/failed-deploy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w wfv1.Workflow
-	if err := yaml.UnmarshalStrict(data, &w); err != nil {
-		t.Fatal(err)
-	}
+	w := livestatetest.FailedDeploy(t)
 	wfs := wffake.NewSimpleClientset()
 	var out bytes.Buffer
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	got, err := Follow(context.Background(), &kube.Clients{Workflows: wfs}, &w, Watch{
+	got, err := Follow(context.Background(), &kube.Clients{Workflows: wfs}, w, Watch{
 		Show: []string{"cert-manager", "database", "web"}, Out: &out, Log: quiet,
 		NodeLog: func(string) *slog.Logger { return quiet }, OnReadError: func() { t.Error("no read expected") },
 	})
-	if err != nil || got != &w {
+	if err != nil || got != w {
 		t.Fatalf("Follow: %v", err)
 	}
 	text := out.String()

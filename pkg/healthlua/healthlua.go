@@ -1,6 +1,6 @@
-// Package health generates the Argo CD health customizations of a platform:
+// Package healthlua generates the Argo CD health customizations of a platform:
 // the argocd-cm keys resource.customizations.health.<group>_<kind> holding
-// Lua health scripts (INV-7).
+// Lua health scripts (INV-7, docs/requirements.md#inv-7-health-verification-accuracy).
 //
 // Built in, from templates/health/*.lua:
 //
@@ -31,7 +31,7 @@
 // The output goes to generated/<platform>/argocd/: a kustomize Component that
 // patches argocd-cm, and the same keys as Helm values of the argo-cd chart
 // (configs.cm), which the Ansible bootstrap passes to the chart.
-package health
+package healthlua
 
 import (
 	"fmt"

@@ -1,0 +1,80 @@
+package compile
+
+import (
+	"testing"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+)
+
+// shop compiles testdata/shop.yaml, the fixture compile's own tests share.
+func shop(t *testing.T) *Output {
+	t.Helper()
+	d, err := dag.Load("testdata/shop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Compile(d, "platform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tasksByName indexes a WorkflowTemplate's main DAG, keeping the order.
+func tasksByName(t *testing.T, wt *wfv1.WorkflowTemplate) (map[string]wfv1.DAGTask, []string) {
+	t.Helper()
+	byName := map[string]wfv1.DAGTask{}
+	var order []string
+	for _, task := range wt.Spec.Templates[0].DAG.Tasks {
+		if _, dup := byName[task.Name]; dup {
+			t.Fatalf("task %s twice", task.Name)
+		}
+		byName[task.Name] = task
+		order = append(order, task.Name)
+	}
+	return byName, order
+}
+
+// args is a task's parameters as name → value.
+func args(task wfv1.DAGTask) map[string]string {
+	m := map[string]string{}
+	for _, p := range task.Arguments.Parameters {
+		m[p.Name] = p.Value.String()
+	}
+	return m
+}
+
+// effective is what the called template receives: its input defaults,
+// overridden by the task's arguments (dropDefaults leaves out the equal
+// ones, so a task's own list alone is not the whole story).
+func effective(t *testing.T, out *Output, task wfv1.DAGTask) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	ref := task.TemplateRef
+	if ref == nil {
+		t.Fatalf("task %s calls no ClusterWorkflowTemplate", task.Name)
+	}
+	found := false
+	for _, c := range out.ClusterTemplates {
+		for _, tmpl := range c.Spec.Templates {
+			if c.Name != ref.Name || tmpl.Name != ref.Template {
+				continue
+			}
+			found = true
+			for _, in := range tmpl.Inputs.Parameters {
+				if in.Default != nil {
+					m[in.Name] = in.Default.String()
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("task %s calls %s/%s, which no ClusterWorkflowTemplate defines", task.Name, ref.Name, ref.Template)
+	}
+	for k, v := range args(task) {
+		m[k] = v
+	}
+	return m
+}
