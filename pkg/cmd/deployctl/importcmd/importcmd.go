@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployctl/deployctl/internal/atomicfile"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/liveflags"
 	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer"
@@ -224,7 +225,7 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 	f.StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml: infer dependencies from what the apps deploy")
 	f.BoolVar(&o.PruneUnexplained, "prune-unexplained", false, "with --manifests or --live: drop the sync-wave dependencies no resource needs")
 	f.BoolVar(&live, "live", false, "infer dependencies from what the Applications deploy, read from the Argo CD API (read-only)")
-	liveFlags = deps.LiveFlags(f)
+	liveFlags = liveflags.Register(f)
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/liveflags"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
@@ -179,7 +180,7 @@ app without a folder are not checked. -o text or json.`,
 	cmd.Flags().BoolVar(&explainEdges, "explain-edges", false, "hold every dependsOn against what the apps deploy (--manifests): missing ones are errors")
 	cmd.Flags().StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml (--explain-edges; --compare-waves: the DAG from the resources)")
 	cmd.Flags().BoolVar(&live, "live", false, "instead of --manifests: what the Applications deploy, read from the Argo CD API (read-only)")
-	liveFlags = deps.LiveFlags(cmd.Flags())
+	liveFlags = liveflags.Register(cmd.Flags())
 	return cmd
 }
 

@@ -1,17 +1,21 @@
-package deps
+// Package liveflags is the command line of --live (import, plan): the
+// connection flags, named as deploystep's.
+package liveflags
 
 import (
 	"os"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/deployctl/deployctl/pkg/deps"
 )
 
-// LiveFlags registers the connection flags of --live on fs, with
+// Register registers the connection flags of --live on fs, with
 // deploystep's names; empty ones are taken from its environment variables
-// (Env).
-func LiveFlags(fs *pflag.FlagSet) *LiveConfig {
-	c := &LiveConfig{}
+// (deps.LiveConfig.Env).
+func Register(fs *pflag.FlagSet) *deps.LiveConfig {
+	c := &deps.LiveConfig{}
 	fs.StringVar(&c.Server, "server", "", "--live: Argo CD API host:port [ARGOCD_SERVER]")
 	fs.StringVar(&c.TokenFile, "token-file", "", "--live: file holding the API token [ARGOCD_TOKEN_FILE]")
 	fs.StringVar(&c.CAFile, "ca-file", "", "--live: PEM CA bundle for the server certificate [ARGOCD_CA_FILE]")
@@ -20,18 +24,5 @@ func LiveFlags(fs *pflag.FlagSet) *LiveConfig {
 	fs.BoolVar(&c.InsecureSkipVerify, "insecure-skip-verify", os.Getenv("ARGOCD_INSECURE_SKIP_VERIFY") == "true",
 		"--live: accept any TLS certificate [ARGOCD_INSECURE_SKIP_VERIFY]")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "--live: deadline of every API request")
-	return c
-}
-
-// Env fills what the flags left empty from deploystep's variables.
-func (c LiveConfig) Env() LiveConfig {
-	for _, f := range []struct {
-		v   *string
-		env string
-	}{{&c.Server, "ARGOCD_SERVER"}, {&c.TokenFile, "ARGOCD_TOKEN_FILE"}, {&c.CAFile, "ARGOCD_CA_FILE"}, {&c.RootPath, "ARGOCD_ROOT_PATH"}} {
-		if *f.v == "" {
-			*f.v = os.Getenv(f.env)
-		}
-	}
 	return c
 }
