@@ -53,6 +53,7 @@ unit:
 fuzz:
 	$(GO) test ./pkg/spec -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/importer -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/importer/appread -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME)
 
 ## bench: load/validate/plan, generate and graph benchmarks
 bench:

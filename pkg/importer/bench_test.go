@@ -7,6 +7,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/render"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -30,7 +31,7 @@ func BenchmarkImport10000(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				in := &Input{}
+				in := &appread.Input{}
 				if err := in.Parse("dump.yaml", "dump", data); err != nil {
 					b.Fatal(err)
 				}
@@ -45,7 +46,7 @@ func BenchmarkImport10000(b *testing.B) {
 // A spec whose deploy workflow `deployctl generate` would refuse (over
 // render.MaxObjectBytes) is still written, with a note saying so and why.
 func TestTooLargeNoted(t *testing.T) {
-	in := &Input{}
+	in := &appread.Input{}
 	if err := in.Parse("dump.yaml", "dump", dump(1000)); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestTooLargeNoted(t *testing.T) {
 // more tasks, with stacks (joins) and without.
 func TestTemplateSize(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 120} {
-		in := &Input{}
+		in := &appread.Input{}
 		if err := in.Parse("dump.yaml", "dump", dump(n)); err != nil {
 			t.Fatal(err)
 		}

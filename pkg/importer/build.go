@@ -9,6 +9,8 @@ import (
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/importer/appdiff"
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -24,15 +26,6 @@ var (
 	droppedAnnotations = []string{argoTrackingID, plan.ArgoCDSyncWave, "argocd.argoproj.io/refresh",
 		"argocd.argoproj.io/hydrate", "kubectl.kubernetes.io/last-applied-configuration", "meta.helm.sh/"}
 )
-
-func dropped(key string, list []string) bool {
-	for _, d := range list {
-		if key == d || (strings.HasSuffix(d, "/") && strings.HasPrefix(key, d)) {
-			return true
-		}
-	}
-	return false
-}
 
 // platform builds the spec: settings, defaults factored out of the apps,
 // and every app in its stack.
@@ -106,10 +99,10 @@ func (b *builder) platform() error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		sort.Strings(b.dropped[k])
-		b.note("%s left out of %s: %s", k, plural(len(b.dropped[k]), "app"), summarize(b.dropped[k], 6))
+		b.note("%s left out of %s: %s", k, words.Plural(len(b.dropped[k]), "app"), words.Summarize(b.dropped[k], 6))
 	}
 	if noFinalizer > 0 {
-		b.note("%s had no resources finalizer: deployctl's Applications have it, so teardown deletes their resources (cascade)", plural(noFinalizer, "app"))
+		b.note("%s had no resources finalizer: deployctl's Applications have it, so teardown deletes their resources (cascade)", words.Plural(noFinalizer, "app"))
 	}
 	b.res.Platform = p
 	return nil
@@ -284,7 +277,7 @@ func with(m map[string]string, k, v string) map[string]string {
 func (b *builder) keep(a *app, in map[string]string, drop []string, what string) map[string]string {
 	var out map[string]string
 	for k, v := range in {
-		if dropped(k, drop) {
+		if appdiff.Dropped(k, drop) {
 			// Not worth a note: the wave moves (the header says so), and
 			// deployctl's own labels come back from generate.
 			own := strings.HasPrefix(k, "deployctl.dev/") || (k == compile.LabelManagedBy && v == compile.ManagedBy)

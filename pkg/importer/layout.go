@@ -18,6 +18,9 @@ import (
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/argo-cd/v2/util/glob"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 )
 
 // Git layout: Applications read from a Git checkout carry no owner
@@ -192,7 +195,7 @@ func (b *builder) gitLayout() map[*app]*own {
 		}
 	}
 	if len(shared) > 0 {
-		b.note("Applications in the folder of more than one parent (Argo CD makes them fight over them), the first parent kept: %s", summarize(shared, 6))
+		b.note("Applications in the folder of more than one parent (Argo CD makes them fight over them), the first parent kept: %s", words.Summarize(shared, 6))
 	}
 	out := map[*app]*own{}
 	for p, ls := range sources {
@@ -470,8 +473,8 @@ func excludeGlob(existing string, files []string) (string, bool) {
 // trip: the original without its children's source or files, as the
 // import meant it (a note says so), so only what the spec cannot express
 // is reported.
-func ownManifest(m *Manifest, o *own) *Manifest {
-	cp := m.view()
+func ownManifest(m *appread.Manifest, o *own) *appread.Manifest {
+	cp := m.View()
 	specObj, _ := cp["spec"].(map[string]any)
 	setExclude := func(src map[string]any, pat string) {
 		d, _ := src["directory"].(map[string]any)

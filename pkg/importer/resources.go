@@ -9,6 +9,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	resdeps "github.com/deployctl/deployctl/pkg/deps"
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -297,7 +298,7 @@ func (b *builder) inventoryApps(inv *Inventory) ([]resdeps.App, error) {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		b.note("%s has nothing for %s: what they need or provide is unknown, and their wave edges are kept as they are: %s",
-			inv.Source, plural(len(missing), "app"), summarize(missing, 12))
+			inv.Source, words.Plural(len(missing), "app"), words.Summarize(missing, 12))
 	}
 	return out, nil
 }

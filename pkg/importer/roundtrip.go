@@ -4,39 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
-	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/render"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
-
-// Difference is one field in which an app's generated Application differs
-// from the original: something the spec cannot express.
-type Difference struct {
-	App   string `json:"app"`
-	Field string `json:"field"`
-	// Original and Generated are compact JSON; "" when absent.
-	Original  string `json:"original,omitempty"`
-	Generated string `json:"generated,omitempty"`
-}
-
-func (d Difference) String() string {
-	return fmt.Sprintf("%s: %s → %s", d.Field, orAbsent(d.Original), orAbsent(d.Generated))
-}
-
-func orAbsent(s string) string {
-	if s == "" {
-		return "(absent)"
-	}
-	return s
-}
 
 // check loads the spec with the product's loader (so a bug here can never
 // write an invalid file), compiles it, and compares every generated
@@ -50,11 +28,11 @@ func (b *builder) check() error {
 	if err != nil {
 		return err
 	}
-	byApp := map[string][]Difference{}
+	byApp := map[string][]appdiff.Difference{}
 	sizes := templateSizes{}
 	out, err := compileSpec(b.o.File, yml, sizes.visitor(func(a *compile.Application) error {
 		if m := b.res.Sources[a.Name]; m != nil {
-			byApp[a.Name] = Compare(a.Name, m.view(), a)
+			byApp[a.Name] = Compare(a.Name, m.View(), a)
 		}
 		return nil
 	}))
@@ -240,15 +218,15 @@ func compileSpec(file string, yml []byte, v compile.Visitor) (*compile.Output, e
 // the import changes on purpose (its notes say so): the parent's tracking
 // label and annotation, the labels deployctl sets, Helm's release
 // annotations, and the sync wave, moved to deployctl.dev/sync-wave.
-func Compare(app string, original map[string]any, generated *compile.Application) []Difference {
+func Compare(app string, original map[string]any, generated *compile.Application) []appdiff.Difference {
 	if generated == nil {
-		return []Difference{{App: app, Field: "(the whole Application)", Original: "present"}}
+		return []appdiff.Difference{{App: app, Field: "(the whole Application)", Original: "present"}}
 	}
 	var gen map[string]any
 	raw, _ := json.Marshal(generated)
 	_ = json.Unmarshal(raw, &gen)
-	var out []Difference
-	diff(app, "", view(original), view(gen), &out)
+	var out []appdiff.Difference
+	appdiff.Diff(app, "", view(original), view(gen), &out)
 	return out
 }
 
@@ -257,138 +235,5 @@ func Compare(app string, original map[string]any, generated *compile.Application
 // "not set" to Argo CD).
 func view(obj map[string]any) any {
 	dropAnn := append([]string{plan.AnnotationSyncWave, plan.AnnotationSyncWavePath}, droppedAnnotations...)
-	return comparable(obj, droppedLabels, dropAnn)
-}
-
-// comparable is view without the given labels and annotations (none: the
-// whole Application as a person wrote it, without status and server-side
-// metadata).
-func comparable(obj map[string]any, dropLabels, dropAnn []string) any {
-	md, _ := obj["metadata"].(map[string]any)
-	v := map[string]any{
-		"metadata": map[string]any{
-			"name":        md["name"],
-			"namespace":   md["namespace"],
-			"labels":      without(md["labels"], dropLabels),
-			"annotations": without(md["annotations"], dropAnn),
-		},
-		"spec": obj["spec"],
-	}
-	raw, _ := json.Marshal(v)
-	var out any
-	_ = json.Unmarshal(raw, &out)
-	return prune(out)
-}
-
-func without(m any, drop []string) map[string]any {
-	in, _ := m.(map[string]any)
-	out := map[string]any{}
-	for k, v := range in {
-		if !dropped(k, drop) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// presence are the Application fields whose empty object still means
-// something to Argo CD: `automated: {}` turns automated sync on, and
-// `managedNamespaceMetadata: {}` has Argo CD manage the namespace's
-// metadata.
-var presence = map[string]bool{"automated": true, "managedNamespaceMetadata": true}
-
-// prune drops empty values, recursively; nil when v itself is empty. An
-// empty presence field stays (as {}).
-func prune(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			if p := prune(e); p != nil {
-				out[k] = p
-			} else if _, isMap := e.(map[string]any); isMap && presence[k] {
-				out[k] = map[string]any{}
-			}
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		return out
-	case []any:
-		if len(x) == 0 {
-			return nil
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = prune(e)
-		}
-		return out
-	case string:
-		if x == "" {
-			return nil
-		}
-	case bool:
-		if !x {
-			return nil
-		}
-	}
-	return v
-}
-
-// diff records the paths where want and got differ: into objects key by
-// key, into lists of the same length item by item.
-func diff(app, path string, want, got any, out *[]Difference) {
-	wm, wok := want.(map[string]any)
-	gm, gok := got.(map[string]any)
-	if wok && gok {
-		keys := map[string]bool{}
-		for k := range wm {
-			keys[k] = true
-		}
-		for k := range gm {
-			keys[k] = true
-		}
-		sortedKeys := make([]string, 0, len(keys))
-		for k := range keys {
-			sortedKeys = append(sortedKeys, k)
-		}
-		sort.Strings(sortedKeys)
-		for _, k := range sortedKeys {
-			diff(app, join(path, k), wm[k], gm[k], out)
-		}
-		return
-	}
-	wl, wok := want.([]any)
-	gl, gok := got.([]any)
-	if wok && gok && len(wl) == len(gl) {
-		for i := range wl {
-			diff(app, fmt.Sprintf("%s[%d]", path, i), wl[i], gl[i], out)
-		}
-		return
-	}
-	if !reflect.DeepEqual(want, got) {
-		*out = append(*out, Difference{App: app, Field: path, Original: compact(want), Generated: compact(got)})
-	}
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	if strings.ContainsAny(key, "./") {
-		return fmt.Sprintf("%s[%q]", path, key)
-	}
-	return path + "." + key
-}
-
-func compact(v any) string {
-	if v == nil {
-		return ""
-	}
-	raw, _ := json.Marshal(v)
-	s := string(raw)
-	if len(s) > 160 {
-		s = s[:157] + "..."
-	}
-	return s
+	return appdiff.Comparable(obj, droppedLabels, dropAnn)
 }

@@ -13,6 +13,8 @@ import (
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/gitops-engine/pkg/sync/syncwaves"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 )
 
 // Argo CD's wave is strconv.Atoi of the annotation, untrimmed, else the
@@ -207,7 +209,7 @@ func TestNestedWaveRules(t *testing.T) {
 			{"root", "", 0}, {"mid", "root", 0}, {"leaf", "mid", 0},
 		}, map[string][]string{}},
 	} {
-		in := &Input{}
+		in := &appread.Input{}
 		var doc strings.Builder
 		for _, a := range tc.apps {
 			fmt.Fprintf(&doc, "---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: %s\n  namespace: argocd\n  annotations: {argocd.argoproj.io/sync-wave: %q}\n", a.name, fmt.Sprint(a.wave))

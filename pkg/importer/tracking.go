@@ -7,6 +7,7 @@ import (
 
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/plan"
 )
 
@@ -114,8 +115,8 @@ func syncWave(ann map[string]string) (wave int, has, unreadable bool) {
 
 // withoutLabel is m, for the round trip, without a label the import leaves
 // out on purpose (its notes say so).
-func withoutLabel(m *Manifest, key string) *Manifest {
-	raw := m.view()
+func withoutLabel(m *appread.Manifest, key string) *appread.Manifest {
+	raw := m.View()
 	md, _ := raw["metadata"].(map[string]any)
 	labels, _ := md["labels"].(map[string]any)
 	if _, ok := labels[key]; !ok {
