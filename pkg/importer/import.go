@@ -1,3 +1,12 @@
+// Package importer turns existing Argo CD Applications into a platform
+// spec: an app-of-apps rendered by Helm, a `kubectl get applications -A -o
+// yaml` dump, or folders of Application manifests (read by appread).
+// Stacks come from a label, an annotation, the parent Application or the
+// folder; dependencies are inferred from argocd.argoproj.io/sync-wave,
+// conservatively, and marked as inferred so a person can prune them. The result is checked by the
+// product's own loader and compiler: every Application the spec generates is
+// compared with its original, and whatever the spec cannot express is
+// reported, never dropped silently.
 package importer
 
 import (

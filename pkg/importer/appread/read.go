@@ -1,12 +1,9 @@
-// Package importer turns existing Argo CD Applications into a platform
-// spec: an app-of-apps rendered by Helm, a `kubectl get applications -A -o
-// yaml` dump, or folders of Application manifests. Stacks come from a
-// label, an annotation, the parent Application or the folder; dependencies
-// are inferred from argocd.argoproj.io/sync-wave, conservatively, and marked
-// as inferred so a person can prune them. The result is checked by the
-// product's own loader and compiler: every Application the spec generates is
-// compared with its original, and whatever the spec cannot express is
-// reported, never dropped silently.
+// Package appread reads the Argo CD Applications an import starts from:
+// files, folders, `kubectl get -o yaml` dumps and Lists (item by item),
+// stdin, ApplicationSets with a List generator (expanded as Argo CD's
+// controller would), and Kustomize folders (built, local bases only).
+// Every problem is found in one pass and named by file and line; what is
+// not an Application is noted, never silently dropped.
 package appread
 
 import (
