@@ -18,15 +18,10 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/importer/argorules"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
-)
-
-// Argo CD's metadata keys the importer reads.
-const (
-	argoInstance   = "argocd.argoproj.io/instance"    // the parent's tracking label (a custom instanceLabelKey)
-	argoTrackingID = "argocd.argoproj.io/tracking-id" // annotation tracking: "app:group/kind:ns/name"
 )
 
 // Ungrouped is the stack of apps the chosen source puts in no stack.
@@ -157,7 +152,7 @@ type app struct {
 	wave   int
 	hasW   bool
 	parent *app // the parent Application, when it is in the input
-	// parentRef names the parent as referenced (kind and name), in or not
+	// argorules.ParentRef names the parent as referenced (kind and name), in or not
 	// in the input.
 	parentKind, parentName string
 	parentBy               string // how the parent was found, for notes
@@ -254,7 +249,7 @@ func (b *builder) index(in *appread.Input) error {
 		*m = in.Apps[i]
 		a := &app{m: m, key: m.App.Namespace + "/" + m.App.Name}
 		var unreadable bool
-		a.wave, a.hasW, unreadable = syncWave(m.App.Annotations)
+		a.wave, a.hasW, unreadable = argorules.SyncWave(m.App.Annotations)
 		if unreadable {
 			b.note("%s: sync-wave %q is not an integer to Argo CD (strconv.Atoi); it reads it as %d, and so does the import",
 				a.key, m.App.Annotations[plan.ArgoCDSyncWave], a.wave)
@@ -274,22 +269,22 @@ func (b *builder) resolveParents() {
 	}
 	var appsets, badIDs []string
 	for _, a := range b.all {
-		t, bad := parentRef(a.m.App)
+		t, bad := argorules.ParentRef(a.m.App)
 		if bad != "" {
 			badIDs = append(badIDs, a.key+": "+bad)
 		}
-		if t.kind == "ApplicationSet" {
-			a.parentKind, a.parentName = t.kind, t.name
-			appsets = append(appsets, a.key+" ← "+t.name)
+		if t.Kind == "ApplicationSet" {
+			a.parentKind, a.parentName = t.Kind, t.Name
+			appsets = append(appsets, a.key+" ← "+t.Name)
 			continue
 		}
-		if t.kind == "" {
+		if t.Kind == "" {
 			continue
 		}
 		var p *app
-		if t.ns != "" {
-			p = b.byKey[t.ns+"/"+t.name]
-		} else if cands := byName[t.name]; len(cands) == 1 {
+		if t.NS != "" {
+			p = b.byKey[t.NS+"/"+t.Name]
+		} else if cands := byName[t.Name]; len(cands) == 1 {
 			p = cands[0]
 		} else {
 			for _, c := range cands {
@@ -298,10 +293,10 @@ func (b *builder) resolveParents() {
 				}
 			}
 		}
-		if p == a || (p == nil && t.mustResolve) {
+		if p == a || (p == nil && t.MustResolve) {
 			continue
 		}
-		a.parentKind, a.parentName, a.parentBy = t.kind, t.name, t.by
+		a.parentKind, a.parentName, a.parentBy = t.Kind, t.Name, t.By
 		a.parent = p
 	}
 	if len(badIDs) > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/generate"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/importer/argorules"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -122,7 +123,7 @@ func TestRoundTripRFC(t *testing.T) {
 			t.Errorf("%s: namespace %s, want %s", name, gen.Namespace, orig.Namespace)
 		}
 		for k, v := range orig.Labels {
-			if k != argoInstance && gen.Labels[k] != v {
+			if k != argorules.Instance && gen.Labels[k] != v {
 				t.Errorf("%s: label %s = %q, want %q", name, k, gen.Labels[k], v)
 			}
 		}
