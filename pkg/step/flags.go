@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/step/check"
 )
 
 // Every flag has an environment variable (docs/step-contract.md): the
@@ -161,7 +162,7 @@ func (inv *invocation) check() error {
 			return fail(exitcode.Invalid, "--sync-timeout and --health-timeout must be positive")
 		}
 		for _, c := range s.checks.values {
-			if _, err := parseCheck(c); err != nil {
+			if _, err := check.Parse(c); err != nil {
 				return err
 			}
 		}

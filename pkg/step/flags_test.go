@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/step/check"
 )
 
 func mapEnv(m map[string]string) func(string) (string, bool) {
@@ -36,12 +37,12 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	if len(s.checks.values) != 1 || !strings.HasPrefix(s.checks.values[0], "http:http://vault") {
 		t.Errorf("checks %v", s.checks.values)
 	}
-	c, err := parseCheck(s.checks.values[0])
+	c, err := check.Parse(s.checks.values[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := c.(*httpCheck)
-	if hc.url != "http://vault.vault.svc:8200/v1/sys/health?standbyok=true" || len(hc.codes) != 2 || hc.codes[1] != 429 {
+	hc := c.(*check.HTTP)
+	if hc.URL != "http://vault.vault.svc:8200/v1/sys/health?standbyok=true" || len(hc.Codes) != 2 || hc.Codes[1] != 429 {
 		t.Errorf("http check %+v", hc)
 	}
 }
@@ -81,21 +82,5 @@ func TestInvalidInvocations(t *testing.T) {
 	}
 	if _, err := parseArgs([]string{"validate", "-h"}, mapEnv(base)); err != errHelp {
 		t.Errorf("-h: %v", err)
-	}
-}
-
-func TestResourceCheckParsing(t *testing.T) {
-	for spec, want := range map[string]string{
-		"resource:/ConfigMap/ns/name":                           "ConfigMap ns/name",
-		"resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph": "CephCluster.ceph.rook.io rook-ceph/rook-ceph",
-		"resource:rbac.authorization.k8s.io/ClusterRole//admin": "ClusterRole.rbac.authorization.k8s.io admin",
-	} {
-		c, err := parseCheck(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.(*resourceCheck).ref.String(); got != want || c.String() != spec {
-			t.Errorf("%s: %s / %s", spec, got, c)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/check"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -32,9 +33,9 @@ func stamp(p **time.Time) {
 
 // syncAndWait is the sync-and-wait command: steps 1–5 of the contract.
 func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, res *stepresult.SyncResult) error {
-	checks := make([]check, 0, len(o.checks.values))
+	checks := make([]check.Check, 0, len(o.checks.values))
 	for _, c := range o.checks.values {
-		ck, err := parseCheck(c)
+		ck, err := check.Parse(c)
 		if err != nil {
 			return err
 		}
