@@ -49,7 +49,7 @@ test: ci-deps unit fuzz
 unit:
 	$(GO) test ./...
 
-## fuzz: the spec loader and the import under go test -fuzz, each for FUZZTIME (no panic on any input)
+## fuzz: the spec loader, the import and its reader under go test -fuzz, each for FUZZTIME (no panic on any input)
 fuzz:
 	$(GO) test ./pkg/spec -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/importer -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME)

@@ -38,7 +38,7 @@ type Manifest struct {
 	Line   int
 	Folder string
 	// Raw is the object as written, as far as the round trip compares it
-	// (comparable: name, namespace, labels, annotations and spec, empty
+	// (appdiff.Comparable: name, namespace, labels, annotations and spec, empty
 	// values pruned), in compact JSON; App is the object typed, without
 	// status. Raw is what the round trip compares against, so a field the
 	// typed struct does not know is still reported. Kept as bytes, not as
