@@ -309,7 +309,7 @@ func (b *builder) resourceLines(r *ResourceSummary) []string {
 	if r.Pruned {
 		fate = "dropped (--prune-unexplained)"
 	}
-	return wrap(fmt.Sprintf("Held against what the apps deploy (%s): %d dependencies found in the resources, %d of them added as "+
+	return words.Wrap(fmt.Sprintf("Held against what the apps deploy (%s): %d dependencies found in the resources, %d of them added as "+
 		"entries marked \"needs ... from APP\" (the others the waves order already); %d wave entries a resource needs, marked with it; "+
 		"%d not checked (an app without inventory); %d that nothing needs directly, %s (%d of them order a dependency through "+
 		"others and say which: declare it before you delete one by hand).",

@@ -121,25 +121,7 @@ func (b *builder) header() string {
 		lines = append(lines, fmt.Sprintf("%s with fields the spec cannot express: see the comment above each.", words.Plural(len(apps), "app")))
 	}
 	for _, note := range b.res.Notes {
-		lines = append(lines, wrap("Note: "+note, 86)...)
+		lines = append(lines, words.Wrap("Note: "+note, 86)...)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// wrap breaks a note into comment lines of about width characters.
-func wrap(s string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		if line != "" && len(line)+1+len(w) > width {
-			lines = append(lines, line)
-			line = "  " + w
-			continue
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
-	}
-	return append(lines, line)
 }
