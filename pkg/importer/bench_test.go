@@ -7,7 +7,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
-	"github.com/deployctl/deployctl/pkg/render"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -30,7 +30,7 @@ func BenchmarkImport10000(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				in := &Input{}
+				in := &appread.Input{}
 				if err := in.Parse("dump.yaml", "dump", data); err != nil {
 					b.Fatal(err)
 				}
@@ -45,7 +45,7 @@ func BenchmarkImport10000(b *testing.B) {
 // A spec whose deploy workflow `deployctl generate` would refuse (over
 // render.MaxObjectBytes) is still written, with a note saying so and why.
 func TestTooLargeNoted(t *testing.T) {
-	in := &Input{}
+	in := &appread.Input{}
 	if err := in.Parse("dump.yaml", "dump", dump(1000)); err != nil {
 		t.Fatal(err)
 	}
@@ -60,38 +60,6 @@ func TestTooLargeNoted(t *testing.T) {
 		}
 	}
 	t.Errorf("no note %q…:\n%s", want, strings.Join(r.Notes, "\n"))
-}
-
-// templateSize, fed the streamed compile, is exactly the size of each
-// rendered WorkflowTemplate (the too-large note prints it): 1, 2, 3 and
-// more tasks, with stacks (joins) and without.
-func TestTemplateSize(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 120} {
-		in := &Input{}
-		if err := in.Parse("dump.yaml", "dump", dump(n)); err != nil {
-			t.Fatal(err)
-		}
-		for _, from := range []StackFrom{{Kind: "label", Key: "team"}, {Kind: "parent"}} {
-			r, err := Import(in, Options{Name: "p", StackFrom: from})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sizes := templateSizes{}
-			if _, err := compileSpec("p.yaml", r.YAML, sizes.visitor(nil)); err != nil {
-				t.Fatal(err)
-			}
-			out := compileWhole(t, r.YAML)
-			for _, a := range compile.Actions {
-				data, err := render.Object(out.WorkflowTemplates[a])
-				if err != nil {
-					t.Fatal(err)
-				}
-				if s := sizes[a]; s == nil || !s.done || s.err != nil || s.size != len(data) {
-					t.Errorf("%d apps, %s, %s: size %+v, rendered %d bytes", n, from, a, s, len(data))
-				}
-			}
-		}
-	}
 }
 
 // compileWhole is compile.Compile of a spec: everything generate makes.

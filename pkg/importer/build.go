@@ -9,6 +9,10 @@ import (
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/importer/appdiff"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/importer/argorules"
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -19,20 +23,11 @@ import (
 // wave moves to plan.AnnotationSyncWave (deployctl orders by dependsOn, and
 // the root Application must not order its children by wave again).
 var (
-	droppedLabels = []string{argoInstance, compile.LabelPlatform, compile.LabelStack, compile.LabelManagedBy}
+	droppedLabels = []string{argorules.Instance, compile.LabelPlatform, compile.LabelStack, compile.LabelManagedBy}
 	// droppedAnnotations: exact keys, or prefixes ending in "/".
-	droppedAnnotations = []string{argoTrackingID, plan.ArgoCDSyncWave, "argocd.argoproj.io/refresh",
+	droppedAnnotations = []string{argorules.TrackingIDKey, plan.ArgoCDSyncWave, "argocd.argoproj.io/refresh",
 		"argocd.argoproj.io/hydrate", "kubectl.kubernetes.io/last-applied-configuration", "meta.helm.sh/"}
 )
-
-func dropped(key string, list []string) bool {
-	for _, d := range list {
-		if key == d || (strings.HasSuffix(d, "/") && strings.HasPrefix(key, d)) {
-			return true
-		}
-	}
-	return false
-}
 
 // platform builds the spec: settings, defaults factored out of the apps,
 // and every app in its stack.
@@ -85,8 +80,8 @@ func (b *builder) platform() error {
 		if a.self {
 			b.res.Sources[a.name] = ownManifest(a.m, b.own[a])
 		}
-		if a.parentBy == labelAppInstance {
-			b.res.Sources[a.name] = withoutLabel(b.res.Sources[a.name], labelAppInstance)
+		if a.parentBy == argorules.AppInstance {
+			b.res.Sources[a.name] = withoutLabel(b.res.Sources[a.name], argorules.AppInstance)
 		}
 		if !hasResourcesFinalizer(a.m.App) {
 			noFinalizer++
@@ -106,10 +101,10 @@ func (b *builder) platform() error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		sort.Strings(b.dropped[k])
-		b.note("%s left out of %s: %s", k, plural(len(b.dropped[k]), "app"), summarize(b.dropped[k], 6))
+		b.note("%s left out of %s: %s", k, words.Plural(len(b.dropped[k]), "app"), words.Summarize(b.dropped[k], 6))
 	}
 	if noFinalizer > 0 {
-		b.note("%s had no resources finalizer: deployctl's Applications have it, so teardown deletes their resources (cascade)", plural(noFinalizer, "app"))
+		b.note("%s had no resources finalizer: deployctl's Applications have it, so teardown deletes their resources (cascade)", words.Plural(noFinalizer, "app"))
 	}
 	b.res.Platform = p
 	return nil
@@ -257,9 +252,9 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 		})
 	}
 	labelDrops := droppedLabels
-	if a.parentBy == labelAppInstance {
+	if a.parentBy == argorules.AppInstance {
 		// Argo CD's tracking label here, not a label of the app's own.
-		labelDrops = append(append([]string(nil), droppedLabels...), labelAppInstance)
+		labelDrops = append(append([]string(nil), droppedLabels...), argorules.AppInstance)
 	}
 	out.Labels = b.keep(a, src.Labels, labelDrops, "label")
 	out.Annotations = b.keep(a, src.Annotations, droppedAnnotations, "annotation")
@@ -284,7 +279,7 @@ func with(m map[string]string, k, v string) map[string]string {
 func (b *builder) keep(a *app, in map[string]string, drop []string, what string) map[string]string {
 	var out map[string]string
 	for k, v := range in {
-		if dropped(k, drop) {
+		if appdiff.Dropped(k, drop) {
 			// Not worth a note: the wave moves (the header says so), and
 			// deployctl's own labels come back from generate.
 			own := strings.HasPrefix(k, "deployctl.dev/") || (k == compile.LabelManagedBy && v == compile.ManagedBy)
@@ -338,4 +333,19 @@ func source(s appv1.ApplicationSource, def *spec.Source, multi bool) (spec.Sourc
 		out.Directory = &spec.Directory{Recurse: dir.Recurse, Include: dir.Include, Exclude: dir.Exclude}
 	}
 	return out, nil
+}
+
+// withoutLabel is m, for the round trip, without a label the import leaves
+// out on purpose (its notes say so).
+func withoutLabel(m *appread.Manifest, key string) *appread.Manifest {
+	raw := m.View()
+	md, _ := raw["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	if _, ok := labels[key]; !ok {
+		return m
+	}
+	delete(labels, key)
+	out := *m
+	out.Raw, _ = json.Marshal(raw)
+	return &out
 }

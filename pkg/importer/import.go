@@ -1,3 +1,12 @@
+// Package importer turns existing Argo CD Applications into a platform
+// spec: an app-of-apps rendered by Helm, a `kubectl get applications -A -o
+// yaml` dump, or folders of Application manifests (read by appread).
+// Stacks come from a label, an annotation, the parent Application or the
+// folder; dependencies are inferred from argocd.argoproj.io/sync-wave,
+// conservatively, and marked as inferred so a person can prune them. The result is checked by the
+// product's own loader and compiler: every Application the spec generates is
+// compared with its original, and whatever the spec cannot express is
+// reported, never dropped silently.
 package importer
 
 import (
@@ -7,14 +16,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/deployctl/deployctl/pkg/importer/appdiff"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/importer/argorules"
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
-)
-
-// Argo CD's metadata keys the importer reads.
-const (
-	argoInstance   = "argocd.argoproj.io/instance"    // the parent's tracking label (a custom instanceLabelKey)
-	argoTrackingID = "argocd.argoproj.io/tracking-id" // annotation tracking: "app:group/kind:ns/name"
 )
 
 // Ungrouped is the stack of apps the chosen source puts in no stack.
@@ -129,23 +136,23 @@ type Result struct {
 	Notes []string
 	// Differences are what the spec cannot express: fields of an original
 	// Application its generated Application does not have (or has otherwise).
-	Differences []Difference
+	Differences []appdiff.Difference
 	// Sources maps each spec app to the Application it came from, as
 	// compared (Raw); its typed App is released once the spec is built
 	// (the Input passed to Import keeps its own).
-	Sources map[string]*Manifest
+	Sources map[string]*appread.Manifest
 	// Resources sums up what Options.Inventory did; nil without one.
 	Resources *ResourceSummary
 }
 
 // app is one imported Application while the spec is built.
 type app struct {
-	m      *Manifest
+	m      *appread.Manifest
 	key    string // namespace/name
 	wave   int
 	hasW   bool
 	parent *app // the parent Application, when it is in the input
-	// parentRef names the parent as referenced (kind and name), in or not
+	// argorules.ParentRef names the parent as referenced (kind and name), in or not
 	// in the input.
 	parentKind, parentName string
 	parentBy               string // how the parent was found, for notes
@@ -159,8 +166,8 @@ type app struct {
 // Import builds a platform spec from Applications, checks it with the
 // product's loader and compiler, and compares every generated Application
 // with its original.
-func Import(in *Input, o Options) (*Result, error) {
-	if err := in.check(); err != nil {
+func Import(in *appread.Input, o Options) (*Result, error) {
+	if err := in.Check(); err != nil {
 		return nil, err
 	}
 	b := newBuilder(o)
@@ -175,7 +182,7 @@ func Import(in *Input, o Options) (*Result, error) {
 }
 
 func newBuilder(o Options) *builder {
-	return &builder{o: o, res: &Result{Sources: map[string]*Manifest{}}, byKey: map[string]*app{}}
+	return &builder{o: o, res: &Result{Sources: map[string]*appread.Manifest{}}, byKey: map[string]*app{}}
 }
 
 // release drops the typed Applications: built, the spec needs only what
@@ -193,7 +200,7 @@ func (b *builder) release() {
 
 // build makes the spec (res.Platform) and its inferred edges; check then
 // verifies it.
-func (b *builder) build(in *Input) error {
+func (b *builder) build(in *appread.Input) error {
 	if err := b.index(in); err != nil {
 		return err
 	}
@@ -236,13 +243,13 @@ func (b *builder) note(format string, args ...any) {
 	b.res.Notes = append(b.res.Notes, fmt.Sprintf(format, args...))
 }
 
-func (b *builder) index(in *Input) error {
+func (b *builder) index(in *appread.Input) error {
 	for i := range in.Apps {
-		m := new(Manifest) // the builder's own: release leaves in.Apps as it was
+		m := new(appread.Manifest) // the builder's own: release leaves in.Apps as it was
 		*m = in.Apps[i]
 		a := &app{m: m, key: m.App.Namespace + "/" + m.App.Name}
 		var unreadable bool
-		a.wave, a.hasW, unreadable = syncWave(m.App.Annotations)
+		a.wave, a.hasW, unreadable = argorules.SyncWave(m.App.Annotations)
 		if unreadable {
 			b.note("%s: sync-wave %q is not an integer to Argo CD (strconv.Atoi); it reads it as %d, and so does the import",
 				a.key, m.App.Annotations[plan.ArgoCDSyncWave], a.wave)
@@ -251,7 +258,7 @@ func (b *builder) index(in *Input) error {
 		b.all = append(b.all, a)
 	}
 	sort.Slice(b.all, func(i, j int) bool { return b.all[i].key < b.all[j].key })
-	b.res.Notes = append(b.res.Notes, in.notes()...)
+	b.res.Notes = append(b.res.Notes, in.Notes()...)
 	return nil
 }
 
@@ -262,22 +269,22 @@ func (b *builder) resolveParents() {
 	}
 	var appsets, badIDs []string
 	for _, a := range b.all {
-		t, bad := parentRef(a.m.App)
+		t, bad := argorules.ParentRef(a.m.App)
 		if bad != "" {
 			badIDs = append(badIDs, a.key+": "+bad)
 		}
-		if t.kind == "ApplicationSet" {
-			a.parentKind, a.parentName = t.kind, t.name
-			appsets = append(appsets, a.key+" ← "+t.name)
+		if t.Kind == "ApplicationSet" {
+			a.parentKind, a.parentName = t.Kind, t.Name
+			appsets = append(appsets, a.key+" ← "+t.Name)
 			continue
 		}
-		if t.kind == "" {
+		if t.Kind == "" {
 			continue
 		}
 		var p *app
-		if t.ns != "" {
-			p = b.byKey[t.ns+"/"+t.name]
-		} else if cands := byName[t.name]; len(cands) == 1 {
+		if t.NS != "" {
+			p = b.byKey[t.NS+"/"+t.Name]
+		} else if cands := byName[t.Name]; len(cands) == 1 {
 			p = cands[0]
 		} else {
 			for _, c := range cands {
@@ -286,14 +293,14 @@ func (b *builder) resolveParents() {
 				}
 			}
 		}
-		if p == a || (p == nil && t.mustResolve) {
+		if p == a || (p == nil && t.MustResolve) {
 			continue
 		}
-		a.parentKind, a.parentName, a.parentBy = t.kind, t.name, t.by
+		a.parentKind, a.parentName, a.parentBy = t.Kind, t.Name, t.By
 		a.parent = p
 	}
 	if len(badIDs) > 0 {
-		b.note("tracking not read (Argo CD does not read it either): %s", summarize(badIDs, 6))
+		b.note("tracking not read (Argo CD does not read it either): %s", words.Summarize(badIDs, 6))
 	}
 	b.own = b.gitLayout()
 	// A parent chain that loops (hand-edited labels) is cut where it closes.
@@ -352,7 +359,7 @@ func (b *builder) resolveParents() {
 	}
 	if len(appsets) > 0 {
 		b.note("generated by an ApplicationSet: remove them from it, or deployctl and the ApplicationSet controller will both manage them: %s",
-			summarize(appsets, 8))
+			words.Summarize(appsets, 8))
 	}
 }
 
@@ -431,7 +438,7 @@ func (b *builder) assign() {
 	}
 	if len(ungrouped) > 0 {
 		sort.Strings(ungrouped)
-		b.note("no %s: in stack %s: %s", b.o.StackFrom, stackNames[Ungrouped], summarize(ungrouped, 12))
+		b.note("no %s: in stack %s: %s", b.o.StackFrom, stackNames[Ungrouped], words.Summarize(ungrouped, 12))
 	}
 }
 
@@ -514,20 +521,6 @@ func mostCommon(vals []string) (string, int) {
 		}
 	}
 	return best, n
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-func summarize(items []string, most int) string {
-	if len(items) <= most {
-		return strings.Join(items, ", ")
-	}
-	return strings.Join(items[:most], ", ") + fmt.Sprintf(" and %d more", len(items)-most)
 }
 
 // keyOf is a comparable rendering of a value, for mostCommon.

@@ -15,13 +15,15 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/generate"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/importer/argorules"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 func importDir(t *testing.T, from string, paths ...string) *Result {
 	t.Helper()
-	in, err := Read(paths)
+	in, err := appread.Read(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func importDir(t *testing.T, from string, paths ...string) *Result {
 // import's Sources keep only what the check compares).
 func typedApps(t *testing.T, paths ...string) map[string]*appv1.Application {
 	t.Helper()
-	in, err := Read(paths)
+	in, err := appread.Read(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestRoundTripRFC(t *testing.T) {
 			t.Errorf("%s: namespace %s, want %s", name, gen.Namespace, orig.Namespace)
 		}
 		for k, v := range orig.Labels {
-			if k != argoInstance && gen.Labels[k] != v {
+			if k != argorules.Instance && gen.Labels[k] != v {
 				t.Errorf("%s: label %s = %q, want %q", name, k, gen.Labels[k], v)
 			}
 		}
@@ -329,7 +331,7 @@ func TestWavesFileMatchesImport(t *testing.T) {
 // The same Applications, read in another order or form, give the same bytes.
 func TestDeterministic(t *testing.T) {
 	a := importDir(t, "parent", "testdata/rfc")
-	in, err := Read([]string{"testdata/rfc/components.yaml", "testdata/rfc/app-of-apps.yaml"})
+	in, err := appread.Read([]string{"testdata/rfc/components.yaml", "testdata/rfc/app-of-apps.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +382,7 @@ func TestStackFromLabelAnnotationFolder(t *testing.T) {
 		t.Errorf("differences %v", r.Differences)
 	}
 
-	in := &Input{}
+	in := &appread.Input{}
 	if err := in.Parse("inline.yaml", "x", []byte(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: a, namespace: argocd, annotations: {example.com/group: Core Services}}
@@ -477,7 +479,7 @@ func TestImportErrors(t *testing.T) {
 		{"kind: List\nitems: [3]\n", "in.yaml:2 items[0]: not an object (a scalar)"},
 		{"a: [", "in.yaml:1: YAML: did not find expected node content"},
 	} {
-		in := &Input{}
+		in := &appread.Input{}
 		err := in.Parse("in.yaml", "x", []byte(tc.doc))
 		if err == nil {
 			_, err = Import(in, Options{Name: "p", StackFrom: StackFrom{Kind: "parent"}})

@@ -1,23 +1,20 @@
 package importer
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"github.com/argoproj/argo-cd/v2/util/glob"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/importer/argorules"
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 )
 
 // Git layout: Applications read from a Git checkout carry no owner
@@ -55,46 +52,6 @@ type own struct {
 	lo, hi int
 }
 
-var argoManifestFile = regexp.MustCompile(`^.*\.(yaml|yml|json|jsonnet)$`)
-
-// normalizeRepo compares repository URLs the way they name one repository:
-// no scheme or user, scp-style host:path as host/path, host in lower case,
-// no trailing "/" or ".git".
-func normalizeRepo(u string) string {
-	u = strings.TrimSpace(u)
-	scp := true
-	if i := strings.Index(u, "://"); i >= 0 {
-		u, scp = u[i+3:], false
-	}
-	if at := strings.Index(u, "@"); at >= 0 && (strings.Index(u, "/") < 0 || at < strings.Index(u, "/")) {
-		u = u[at+1:]
-	}
-	host, rest, _ := strings.Cut(u, "/")
-	if scp {
-		if h, p, ok := strings.Cut(host, ":"); ok {
-			host, rest = h, strings.TrimPrefix(p+"/"+rest, "/")
-		}
-	}
-	rest = strings.TrimRight(rest, "/")
-	rest = strings.TrimSuffix(rest, ".git")
-	rest = strings.TrimRight(rest, "/")
-	return strings.ToLower(host) + "/" + rest
-}
-
-// isDirectorySource: Argo CD renders the path as plain manifests (no chart,
-// no Helm, Kustomize or plugin settings, no kustomization or Chart.yaml).
-func isDirectorySource(s appv1.ApplicationSource, dir string) bool {
-	if s.Chart != "" || s.Path == "" || s.Helm != nil || s.Kustomize != nil || s.Plugin != nil {
-		return false
-	}
-	for _, f := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			return false
-		}
-	}
-	return true
-}
-
 // gitLayout finds the parents of the apps that have none from metadata,
 // from where their files are. It returns, per parent, what it deploys
 // besides its children.
@@ -126,11 +83,11 @@ func (b *builder) gitLayout() map[*app]*own {
 	claims := map[*app][]*app{} // child → parents that hold it
 	for _, p := range b.all {
 		for i, s := range sourcesOf(p.m.App) {
-			if normalizeRepo(s.RepoURL) != repo {
+			if argorules.NormalizeRepo(s.RepoURL) != repo {
 				continue
 			}
 			dir := path.Join(root, path.Clean("/" + s.Path)[1:])
-			if !isDirectorySource(s, filepath.FromSlash(dir)) {
+			if !argorules.IsDirectorySource(s, filepath.FromSlash(dir)) {
 				continue
 			}
 			ls := layoutSource{index: i}
@@ -138,16 +95,16 @@ func (b *builder) gitLayout() map[*app]*own {
 			if s.Directory != nil {
 				d = *s.Directory
 			}
-			for _, f := range manifestFiles(dir, d) {
+			for _, f := range argorules.ManifestFiles(dir, d) {
 				kids := byFile[path.Join(dir, f)]
-				objs, ok := objectsIn(path.Join(dir, f))
+				objs, ok := argorules.ObjectsIn(path.Join(dir, f))
 				hasOther := !ok
 				var waves []int
 				for _, o := range objs {
-					if o.kind != "Application" || !strings.HasPrefix(o.apiVersion, "argoproj.io/") {
+					if o.Kind != "Application" || !strings.HasPrefix(o.APIVersion, "argoproj.io/") {
 						hasOther = true
-						if o.counts {
-							waves = append(waves, o.lo, o.hi)
+						if o.Counts {
+							waves = append(waves, o.Lo, o.Hi)
 						}
 					}
 				}
@@ -192,7 +149,7 @@ func (b *builder) gitLayout() map[*app]*own {
 		}
 	}
 	if len(shared) > 0 {
-		b.note("Applications in the folder of more than one parent (Argo CD makes them fight over them), the first parent kept: %s", summarize(shared, 6))
+		b.note("Applications in the folder of more than one parent (Argo CD makes them fight over them), the first parent kept: %s", words.Summarize(shared, 6))
 	}
 	out := map[*app]*own{}
 	for p, ls := range sources {
@@ -230,7 +187,7 @@ func (b *builder) repoRoot(dirs []string) (string, string) {
 			}
 			for _, x := range byBase[path.Base(rel)] {
 				if strings.HasSuffix(x, rel) && len(x) > len(rel) {
-					count[cand{x[:len(x)-len(rel)], normalizeRepo(s.RepoURL)}]++
+					count[cand{x[:len(x)-len(rel)], argorules.NormalizeRepo(s.RepoURL)}]++
 				}
 			}
 		}
@@ -249,126 +206,6 @@ func (b *builder) repoRoot(dirs []string) (string, string) {
 		return "", ""
 	}
 	return best.root, best.repo
-}
-
-// manifestFiles lists what Argo CD reads from a directory source, relative
-// to it, sorted: manifest file names, subfolders only with recurse, then
-// exclude and include globs on the relative path (argo-cd util/glob).
-func manifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
-	var out []string
-	_ = filepath.WalkDir(filepath.FromSlash(dir), func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(filepath.FromSlash(dir), p)
-		rel = filepath.ToSlash(rel)
-		if e.IsDir() {
-			if rel != "." && !d.Recurse {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !e.Type().IsRegular() || !argoManifestFile.MatchString(e.Name()) {
-			return nil
-		}
-		// glob.Match without its log line: a pattern that does not
-		// compile matches nothing, as in Argo CD.
-		if ok, err := glob.MatchWithError(d.Exclude, rel); d.Exclude != "" && ok && err == nil {
-			return nil
-		}
-		if ok, err := glob.MatchWithError(d.Include, rel); d.Include != "" && (!ok || err != nil) {
-			return nil
-		}
-		out = append(out, rel)
-		return nil
-	})
-	sort.Strings(out)
-	return out
-}
-
-// object is what the layout reads of a manifest: its kind and its place in
-// its parent's sync.
-type object struct {
-	apiVersion, kind string
-	lo, hi           int // see hookWave
-	// counts: it takes part in the waves (not a Skip, SyncFail or
-	// PostDelete hook, which run outside them).
-	counts bool
-}
-
-// objectsIn reads a manifest file's objects (Lists flattened); ok is false
-// when it does not parse (Argo CD would apply or reject it, never skip it
-// as an Application).
-func objectsIn(file string) (objs []object, ok bool) {
-	data, err := os.ReadFile(filepath.FromSlash(file))
-	if err != nil {
-		return nil, false
-	}
-	type meta struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	add := func(m meta) {
-		if m.Kind == "" && m.APIVersion == "" {
-			return
-		}
-		lo, hi, counts := hookWave(m.Metadata.Annotations)
-		objs = append(objs, object{apiVersion: m.APIVersion, kind: m.Kind, lo: lo, hi: hi, counts: counts})
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var obj struct {
-			meta
-			Items []meta `json:"items"`
-		}
-		err := dec.Decode(&obj)
-		if errors.Is(err, io.EOF) {
-			return objs, true
-		}
-		if err != nil {
-			return objs, false
-		}
-		if strings.HasSuffix(obj.Kind, "List") && obj.Items != nil {
-			for _, it := range obj.Items {
-				add(it)
-			}
-			continue
-		}
-		add(obj.meta)
-	}
-}
-
-// hookWave places an object in its parent's sync, from lo to hi: a PreSync
-// hook before every wave, a PostSync hook after every wave (both, for one
-// that is both), hooks that run outside a sync's waves not at all
-// (counts false), anything else at its sync wave.
-func hookWave(ann map[string]string) (lo, hi int, counts bool) {
-	w, _, _ := syncWave(ann)
-	hooks := ann["argocd.argoproj.io/hook"]
-	if hooks == "" {
-		hooks = ann["helm.sh/hook"]
-	}
-	if hooks == "" {
-		return w, w, true
-	}
-	lo, hi = math.MaxInt, math.MinInt
-	for _, h := range strings.Split(hooks, ",") {
-		switch strings.TrimSpace(h) {
-		case "PreSync", "pre-install", "pre-upgrade":
-			lo, hi = math.MinInt, max(hi, math.MinInt)
-		case "PostSync", "post-install", "post-upgrade":
-			lo, hi = min(lo, math.MaxInt), math.MaxInt
-		case "Sync":
-			lo, hi = min(lo, w), max(hi, w)
-		}
-	}
-	if lo > hi {
-		return 0, 0, false
-	}
-	return lo, hi, true
 }
 
 // ownOf is what parent p deploys itself, nil when nothing but its
@@ -413,7 +250,7 @@ func ownOf(p *app, ls []layoutSource) *own {
 			if s.Directory == nil {
 				s.Directory = &appv1.ApplicationSourceDirectory{}
 			}
-			pat, ok := excludeGlob(s.Directory.Exclude, append(append([]string(nil), l.appFiles...), l.mixed...))
+			pat, ok := argorules.ExcludeGlob(s.Directory.Exclude, append(append([]string(nil), l.appFiles...), l.mixed...))
 			if !ok {
 				o.lost = append(o.lost, "exclude "+s.Directory.Exclude+" cannot be combined")
 				o.dropped = append(o.dropped, i)
@@ -440,38 +277,12 @@ func ownOf(p *app, ls []layoutSource) *own {
 	return o
 }
 
-// excludeGlob adds files to an exclude glob: gobwas/glob alternatives
-// "{a.yaml,b.yaml}", special characters escaped.
-func excludeGlob(existing string, files []string) (string, bool) {
-	var alts []string
-	if existing != "" {
-		if strings.ContainsAny(existing, "{},") {
-			return "", false
-		}
-		alts = append(alts, existing)
-	}
-	for _, f := range files {
-		var e strings.Builder
-		for _, r := range f {
-			if strings.ContainsRune(`*?[]{},\!`, r) {
-				e.WriteRune('\\')
-			}
-			e.WriteRune(r)
-		}
-		alts = append(alts, e.String())
-	}
-	if len(alts) == 1 {
-		return alts[0], true
-	}
-	return "{" + strings.Join(alts, ",") + "}", true
-}
-
 // ownManifest is the Application a self app is compared with in the round
 // trip: the original without its children's source or files, as the
 // import meant it (a note says so), so only what the spec cannot express
 // is reported.
-func ownManifest(m *Manifest, o *own) *Manifest {
-	cp := m.view()
+func ownManifest(m *appread.Manifest, o *own) *appread.Manifest {
+	cp := m.View()
 	specObj, _ := cp["spec"].(map[string]any)
 	setExclude := func(src map[string]any, pat string) {
 		d, _ := src["directory"].(map[string]any)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/generate"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 )
 
 // tree is an app-of-apps as Argo CD runs it, written by hand from reading
@@ -337,7 +338,7 @@ func TestMultiSourceRoot(t *testing.T) {
 // are read in.
 func TestLayoutDeterministic(t *testing.T) {
 	a := importDir(t, "parent", "testdata/kubefirst")
-	in, err := Read([]string{"testdata/kubefirst"})
+	in, err := appread.Read([]string{"testdata/kubefirst"})
 	if err != nil {
 		t.Fatal(err)
 	}

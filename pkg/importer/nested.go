@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 )
 
 // Nested sync waves (--stack-from parent). Argo CD orders the Applications
@@ -194,7 +196,7 @@ func (b *builder) nest(used map[string]bool) {
 		}
 		if len(names) > 0 {
 			sort.Strings(names)
-			b.note("no parent Application in the input, ordered among themselves by wave (rule 1): %s", summarize(names, 12))
+			b.note("no parent Application in the input, ordered among themselves by wave (rule 1): %s", words.Summarize(names, 12))
 		}
 	}
 	b.nested = n

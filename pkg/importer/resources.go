@@ -9,6 +9,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	resdeps "github.com/deployctl/deployctl/pkg/deps"
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -297,7 +298,7 @@ func (b *builder) inventoryApps(inv *Inventory) ([]resdeps.App, error) {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		b.note("%s has nothing for %s: what they need or provide is unknown, and their wave edges are kept as they are: %s",
-			inv.Source, plural(len(missing), "app"), summarize(missing, 12))
+			inv.Source, words.Plural(len(missing), "app"), words.Summarize(missing, 12))
 	}
 	return out, nil
 }
@@ -308,7 +309,7 @@ func (b *builder) resourceLines(r *ResourceSummary) []string {
 	if r.Pruned {
 		fate = "dropped (--prune-unexplained)"
 	}
-	return wrap(fmt.Sprintf("Held against what the apps deploy (%s): %d dependencies found in the resources, %d of them added as "+
+	return words.Wrap(fmt.Sprintf("Held against what the apps deploy (%s): %d dependencies found in the resources, %d of them added as "+
 		"entries marked \"needs ... from APP\" (the others the waves order already); %d wave entries a resource needs, marked with it; "+
 		"%d not checked (an app without inventory); %d that nothing needs directly, %s (%d of them order a dependency through "+
 		"others and say which: declare it before you delete one by hand).",

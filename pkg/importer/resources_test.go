@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	resdeps "github.com/deployctl/deployctl/pkg/deps"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/plan"
 )
 
@@ -43,7 +44,7 @@ var rfcResourceEdges = []string{
 
 func importWith(t *testing.T, inv *Inventory, prune bool) (*Result, error) {
 	t.Helper()
-	in, err := Read([]string{"testdata/rfc"})
+	in, err := appread.Read([]string{"testdata/rfc"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,41 +2,17 @@ package importer
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"sort"
-	"strings"
-
-	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/importer/appdiff"
+	"github.com/deployctl/deployctl/pkg/importer/internal/wfsize"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/render"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
-
-// Difference is one field in which an app's generated Application differs
-// from the original: something the spec cannot express.
-type Difference struct {
-	App   string `json:"app"`
-	Field string `json:"field"`
-	// Original and Generated are compact JSON; "" when absent.
-	Original  string `json:"original,omitempty"`
-	Generated string `json:"generated,omitempty"`
-}
-
-func (d Difference) String() string {
-	return fmt.Sprintf("%s: %s → %s", d.Field, orAbsent(d.Original), orAbsent(d.Generated))
-}
-
-func orAbsent(s string) string {
-	if s == "" {
-		return "(absent)"
-	}
-	return s
-}
 
 // check loads the spec with the product's loader (so a bug here can never
 // write an invalid file), compiles it, and compares every generated
@@ -50,11 +26,11 @@ func (b *builder) check() error {
 	if err != nil {
 		return err
 	}
-	byApp := map[string][]Difference{}
-	sizes := templateSizes{}
-	out, err := compileSpec(b.o.File, yml, sizes.visitor(func(a *compile.Application) error {
+	byApp := map[string][]appdiff.Difference{}
+	sizes := wfsize.Sizes{}
+	out, err := compileSpec(b.o.File, yml, sizes.Visitor(func(a *compile.Application) error {
 		if m := b.res.Sources[a.Name]; m != nil {
-			byApp[a.Name] = Compare(a.Name, m.view(), a)
+			byApp[a.Name] = Compare(a.Name, m.View(), a)
 		}
 		return nil
 	}))
@@ -92,121 +68,16 @@ func (b *builder) check() error {
 // tooLarge notes a platform `deployctl generate` would refuse as one
 // workflow: a generated WorkflowTemplate over render.MaxObjectBytes. The
 // spec is still written: it can be split, or generated per stack.
-func (b *builder) tooLarge(out *compile.Output, sizes templateSizes) {
+func (b *builder) tooLarge(out *compile.Output, sizes wfsize.Sizes) {
 	for _, a := range compile.Actions {
-		s := sizes[a]
-		if s == nil || !s.done || s.err != nil || s.size <= render.MaxObjectBytes {
+		size, known := sizes[a].Known()
+		if !known || size <= render.MaxObjectBytes {
 			continue
 		}
-		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: s.size, Apps: len(out.Deploy.Apps())}
+		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: size, Apps: len(out.Deploy.Apps())}
 		b.note("`deployctl generate` will refuse this spec as it is: %v", e)
 		return
 	}
-}
-
-// templateSizes are the rendered sizes of the WorkflowTemplates of a
-// streamed compile, by action.
-type templateSizes map[dag.Action]*templateSize
-
-// visitor sizes the WorkflowTemplates and hands each Application to app.
-// Once one is over render.MaxObjectBytes the rest are not sized: only the
-// first is noted (sizing renders every task, most of the check's time).
-func (ts templateSizes) visitor(app func(*compile.Application) error) compile.Visitor {
-	get := func(a dag.Action) *templateSize {
-		for _, s := range ts {
-			if s.done && s.size > render.MaxObjectBytes {
-				return nil
-			}
-		}
-		if ts[a] == nil {
-			ts[a] = &templateSize{}
-		}
-		return ts[a]
-	}
-	return compile.Visitor{
-		Application: app,
-		Task: func(a dag.Action, t *wfv1.DAGTask) error {
-			if s := get(a); s != nil {
-				s.task(t)
-			}
-			return nil
-		},
-		Template: func(a dag.Action, wt *wfv1.WorkflowTemplate) error {
-			if s := get(a); s != nil {
-				s.template(wt)
-			}
-			return nil
-		},
-	}
-}
-
-// templateSize is len(render.Object(wt)) of a WorkflowTemplate whose tasks
-// come one at a time, exactly, without rendering (or holding) it whole: a
-// DAG of 10,000 tasks is tens of MiB of YAML, and many times that on the
-// way (JSON, maps, YAML nodes). A block sequence's text is its items'
-// texts one after the other, each at the same indentation, so the template
-// is rendered with its first task only, and every other task alone at the
-// same depth (spec.templates[].dag.tasks[]), its wrapper's bytes
-// subtracted. A rendering error is kept (err) and the size left unknown.
-type templateSize struct {
-	first   *wfv1.DAGTask
-	n       int // tasks seen
-	wrapper int // the bytes of a one-task wrapper that are not the task's
-	size    int // the rest, then (template) the whole
-	done    bool
-	err     error
-}
-
-func (s *templateSize) task(t *wfv1.DAGTask) {
-	s.n++
-	if s.err != nil {
-		return
-	}
-	switch s.n {
-	case 1:
-		cp := *t
-		s.first = &cp
-	case 2:
-		// wrapper = [t0] + [t1] - [t0 t1]
-		first, err1 := wrappedSize(*s.first)
-		second, err2 := wrappedSize(*t)
-		both, err3 := wrappedSize(*s.first, *t)
-		s.err = errors.Join(err1, err2, err3)
-		s.wrapper = first + second - both
-		s.size += second - s.wrapper
-	default:
-		n, err := wrappedSize(*t)
-		s.err = err
-		s.size += n - s.wrapper
-	}
-}
-
-// template adds the template itself, with its first task (an empty DAG's
-// `tasks: []` renders as null here: never near the limit).
-func (s *templateSize) template(wt *wfv1.WorkflowTemplate) {
-	if s.err != nil {
-		return
-	}
-	skel := *wt
-	skel.Spec.Templates = append([]wfv1.Template(nil), wt.Spec.Templates...)
-	main := *skel.Spec.Templates[0].DAG
-	main.Tasks = nil
-	if s.first != nil {
-		main.Tasks = []wfv1.DAGTask{*s.first}
-	}
-	skel.Spec.Templates[0].DAG = &main
-	data, err := render.Object(&skel)
-	s.err = err
-	s.size += len(data)
-	s.first = nil
-	s.done = true
-}
-
-// wrappedSize renders tasks as the tasks of a DAG template, at the depth
-// they have in a WorkflowTemplate.
-func wrappedSize(ts ...wfv1.DAGTask) (int, error) {
-	data, err := render.Object(map[string]any{"spec": map[string]any{"templates": []any{map[string]any{"dag": map[string]any{"tasks": ts}}}}})
-	return len(data), err
 }
 
 // compileSpec runs the spec through everything `deployctl generate` runs
@@ -240,15 +111,15 @@ func compileSpec(file string, yml []byte, v compile.Visitor) (*compile.Output, e
 // the import changes on purpose (its notes say so): the parent's tracking
 // label and annotation, the labels deployctl sets, Helm's release
 // annotations, and the sync wave, moved to deployctl.dev/sync-wave.
-func Compare(app string, original map[string]any, generated *compile.Application) []Difference {
+func Compare(app string, original map[string]any, generated *compile.Application) []appdiff.Difference {
 	if generated == nil {
-		return []Difference{{App: app, Field: "(the whole Application)", Original: "present"}}
+		return []appdiff.Difference{{App: app, Field: "(the whole Application)", Original: "present"}}
 	}
 	var gen map[string]any
 	raw, _ := json.Marshal(generated)
 	_ = json.Unmarshal(raw, &gen)
-	var out []Difference
-	diff(app, "", view(original), view(gen), &out)
+	var out []appdiff.Difference
+	appdiff.Diff(app, "", view(original), view(gen), &out)
 	return out
 }
 
@@ -257,138 +128,5 @@ func Compare(app string, original map[string]any, generated *compile.Application
 // "not set" to Argo CD).
 func view(obj map[string]any) any {
 	dropAnn := append([]string{plan.AnnotationSyncWave, plan.AnnotationSyncWavePath}, droppedAnnotations...)
-	return comparable(obj, droppedLabels, dropAnn)
-}
-
-// comparable is view without the given labels and annotations (none: the
-// whole Application as a person wrote it, without status and server-side
-// metadata).
-func comparable(obj map[string]any, dropLabels, dropAnn []string) any {
-	md, _ := obj["metadata"].(map[string]any)
-	v := map[string]any{
-		"metadata": map[string]any{
-			"name":        md["name"],
-			"namespace":   md["namespace"],
-			"labels":      without(md["labels"], dropLabels),
-			"annotations": without(md["annotations"], dropAnn),
-		},
-		"spec": obj["spec"],
-	}
-	raw, _ := json.Marshal(v)
-	var out any
-	_ = json.Unmarshal(raw, &out)
-	return prune(out)
-}
-
-func without(m any, drop []string) map[string]any {
-	in, _ := m.(map[string]any)
-	out := map[string]any{}
-	for k, v := range in {
-		if !dropped(k, drop) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// presence are the Application fields whose empty object still means
-// something to Argo CD: `automated: {}` turns automated sync on, and
-// `managedNamespaceMetadata: {}` has Argo CD manage the namespace's
-// metadata.
-var presence = map[string]bool{"automated": true, "managedNamespaceMetadata": true}
-
-// prune drops empty values, recursively; nil when v itself is empty. An
-// empty presence field stays (as {}).
-func prune(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			if p := prune(e); p != nil {
-				out[k] = p
-			} else if _, isMap := e.(map[string]any); isMap && presence[k] {
-				out[k] = map[string]any{}
-			}
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		return out
-	case []any:
-		if len(x) == 0 {
-			return nil
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = prune(e)
-		}
-		return out
-	case string:
-		if x == "" {
-			return nil
-		}
-	case bool:
-		if !x {
-			return nil
-		}
-	}
-	return v
-}
-
-// diff records the paths where want and got differ: into objects key by
-// key, into lists of the same length item by item.
-func diff(app, path string, want, got any, out *[]Difference) {
-	wm, wok := want.(map[string]any)
-	gm, gok := got.(map[string]any)
-	if wok && gok {
-		keys := map[string]bool{}
-		for k := range wm {
-			keys[k] = true
-		}
-		for k := range gm {
-			keys[k] = true
-		}
-		sortedKeys := make([]string, 0, len(keys))
-		for k := range keys {
-			sortedKeys = append(sortedKeys, k)
-		}
-		sort.Strings(sortedKeys)
-		for _, k := range sortedKeys {
-			diff(app, join(path, k), wm[k], gm[k], out)
-		}
-		return
-	}
-	wl, wok := want.([]any)
-	gl, gok := got.([]any)
-	if wok && gok && len(wl) == len(gl) {
-		for i := range wl {
-			diff(app, fmt.Sprintf("%s[%d]", path, i), wl[i], gl[i], out)
-		}
-		return
-	}
-	if !reflect.DeepEqual(want, got) {
-		*out = append(*out, Difference{App: app, Field: path, Original: compact(want), Generated: compact(got)})
-	}
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	if strings.ContainsAny(key, "./") {
-		return fmt.Sprintf("%s[%q]", path, key)
-	}
-	return path + "." + key
-}
-
-func compact(v any) string {
-	if v == nil {
-		return ""
-	}
-	raw, _ := json.Marshal(v)
-	s := string(raw)
-	if len(s) > 160 {
-		s = s[:157] + "..."
-	}
-	return s
+	return appdiff.Comparable(obj, droppedLabels, dropAnn)
 }

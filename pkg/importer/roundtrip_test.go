@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deployctl/deployctl/pkg/importer/appdiff"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -15,7 +17,7 @@ func TestCheckCatchesBrokenSpec(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		brk  func(p *spec.Platform) (app string) // breaks the built spec
-		want []Difference                        // when the check passes
+		want []appdiff.Difference                // when the check passes
 		gone bool                                // the app is not in the spec
 		err  string                              // when it refuses
 	}{
@@ -27,7 +29,7 @@ func TestCheckCatchesBrokenSpec(t *testing.T) {
 				a.Source.Path = "elsewhere"
 				return a.Name
 			},
-			want: []Difference{{Field: "spec.source.path", Original: `"apps/APP"`, Generated: `"elsewhere"`}},
+			want: []appdiff.Difference{{Field: "spec.source.path", Original: `"apps/APP"`, Generated: `"elsewhere"`}},
 		},
 		{
 			name: "label lost in the first app",
@@ -36,7 +38,7 @@ func TestCheckCatchesBrokenSpec(t *testing.T) {
 				a.Labels = nil
 				return a.Name
 			},
-			want: []Difference{{Field: "metadata.labels", Original: `{"team":"team-0"}`}},
+			want: []appdiff.Difference{{Field: "metadata.labels", Original: `{"team":"team-0"}`}},
 		},
 		{
 			name: "app left out",
@@ -46,7 +48,7 @@ func TestCheckCatchesBrokenSpec(t *testing.T) {
 				s.Apps = s.Apps[:len(s.Apps)-1]
 				return name
 			},
-			want: []Difference{{Field: "(the whole Application)", Original: "present"}},
+			want: []appdiff.Difference{{Field: "(the whole Application)", Original: "present"}},
 			gone: true,
 		},
 		{
@@ -68,7 +70,7 @@ func TestCheckCatchesBrokenSpec(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := &Input{}
+			in := &appread.Input{}
 			if err := in.Parse("dump.yaml", "dump", dump(300)); err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package importer
 import (
 	"fmt"
 
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/render"
 )
 
@@ -49,15 +50,6 @@ func (b *builder) waveLimit(n int, byWave []map[int][]string) error {
 		"which `deployctl generate` refuses over %d bytes, so no spec with them could be generated; nothing was written. "+
 		"Use --stack-from parent (each wave of a parent's children becomes a stack that waits for the wave before it), "+
 		"or split the input",
-		flag, thousands(n)+" dependencies", thousands(most), b.res.Platform.Spec.Stacks[mostAt].Name,
-		thousands(MaxWaveEdges), minDependencyBytes, render.MaxObjectBytes)
-}
-
-// thousands writes n with commas: 320,000.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+		flag, words.Thousands(n)+" dependencies", words.Thousands(most), b.res.Platform.Spec.Stacks[mostAt].Name,
+		words.Thousands(MaxWaveEdges), minDependencyBytes, render.MaxObjectBytes)
 }

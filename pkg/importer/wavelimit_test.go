@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/render"
 )
 
@@ -15,7 +16,7 @@ import (
 // ".Succeeded" to the generated deploy WorkflowTemplate. Measured on an
 // imported spec with its one inferred dependency and without it.
 func TestDependencyBytes(t *testing.T) {
-	in := &Input{}
+	in := &appread.Input{}
 	// 51 apps: app-00050 (team-0, wave 1) waits for app-00000 (team-0, wave 0).
 	if err := in.Parse("dump.yaml", "dump", appdump.List(51, 2)); err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func TestDependencyBytes(t *testing.T) {
 // out; a hundred waves of two apps per team import.
 func TestWaveLimit(t *testing.T) {
 	label := StackFrom{Kind: "label", Key: "team"}
-	in := &Input{}
+	in := &appread.Input{}
 	if err := in.Parse("dump.yaml", "dump", appdump.List(10000, 5)); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestWaveLimit(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
-	in = &Input{}
+	in = &appread.Input{}
 	if err := in.Parse("dump.yaml", "dump", appdump.List(10000, 100)); err != nil {
 		t.Fatal(err)
 	}

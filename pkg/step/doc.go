@@ -4,7 +4,7 @@
 // Reading order:
 //
 //	run.go        entry point: flags → command → exit code, result file, stdout line
-//	flags.go      flags and their environment variables (docs/step-contract.md)
+//	cmdline/      the command line: flags, their environment variables (docs/step-contract.md), usage
 //	exitcode.go   exit codes (package exitcode) and fail, an error that carries one
 //	retry.go      in-process retries of transient API faults
 //	watch.go      one application's updates: watch stream, reconnects, polling fallback
@@ -12,7 +12,7 @@
 //	operation.go  our sync requests and operations, told apart from any other
 //	fresh.go      the proof that a view's health is from after our operation
 //	verdict.go    judging fresh health, confirming a failing one
-//	checks.go     extra resource and HTTP checks
+//	checks.go     extra checks: runs them, reads resource checks (syntax, HTTP probe: package check)
 //	validate.go   read-only health of many apps and their aggregate (package aggregate)
 //	teardown.go   cascading delete, PVC policy, orphans
 //	result.go     writing the JSON result file (its types: package stepresult)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/cmdline"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -31,9 +32,9 @@ type result interface {
 // prints one line to stdout; progress goes to stderr.
 func run(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer, t timing) int {
 	log := newLogger(stderr)
-	inv, err := parseArgs(args, env)
-	if errors.Is(err, errHelp) {
-		fmt.Fprint(stdout, usageText)
+	inv, err := cmdline.Parse(args, env)
+	if errors.Is(err, cmdline.ErrHelp) {
+		fmt.Fprint(stdout, cmdline.Usage)
 		return exitcode.OK
 	}
 	res := newResult(inv)
@@ -47,10 +48,10 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 	}
 	code := exitcode.Of(err)
 	if code == exitcode.Invalid {
-		fmt.Fprintf(stderr, "deploystep: %v\n\n%s", err, usageText)
+		fmt.Fprintf(stderr, "deploystep: %v\n\n%s", err, cmdline.Usage)
 	}
 	res.Finish(code, err, calls)
-	if werr := writeResult(inv.global.resultFile, res); werr != nil {
+	if werr := writeResult(inv.Global.ResultFile, res); werr != nil {
 		log("%v", werr)
 		if code == exitcode.OK {
 			// The workflow reads this file; succeeding without it would
@@ -64,16 +65,16 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 }
 
 // newResult is the result value of the command, filled in as it runs.
-func newResult(inv *invocation) result {
-	h := stepresult.NewHeader(inv.command)
-	switch inv.command {
-	case cmdSyncAndWait:
-		return &stepresult.SyncResult{Header: h, App: inv.sync.app}
-	case cmdValidate:
+func newResult(inv *cmdline.Invocation) result {
+	h := stepresult.NewHeader(inv.Command)
+	switch inv.Command {
+	case cmdline.CmdSyncAndWait:
+		return &stepresult.SyncResult{Header: h, App: inv.Sync.App}
+	case cmdline.CmdValidate:
 		return &stepresult.ValidateResult{Header: h}
-	case cmdTeardown:
-		t := inv.teardown
-		return &stepresult.TeardownResult{Header: h, App: t.app, Platform: t.platform, PVPolicy: t.pvPolicy, CRDPolicy: t.crdPolicy}
+	case cmdline.CmdTeardown:
+		t := inv.Teardown
+		return &stepresult.TeardownResult{Header: h, App: t.App, Platform: t.Platform, PVPolicy: t.PVPolicy, CRDPolicy: t.CRDPolicy}
 	}
 	return &h
 }
@@ -81,42 +82,42 @@ func newResult(inv *invocation) result {
 // newRunner builds the API client. sync-and-wait reads its manifest first:
 // the manifest's namespace is the application namespace when
 // --app-namespace is not given.
-func newRunner(inv *invocation, t timing, log func(string, ...any)) (*runner, error) {
-	g := inv.global
-	if inv.command == cmdSyncAndWait {
-		m, err := loadManifest(inv.sync)
+func newRunner(inv *cmdline.Invocation, t timing, log func(string, ...any)) (*runner, error) {
+	g := inv.Global
+	if inv.Command == cmdline.CmdSyncAndWait {
+		m, err := loadManifest(inv.Sync)
 		if err != nil {
 			return nil, err
 		}
-		inv.manifest = m
+		inv.Manifest = m
 		if ns := manifestNamespace(m); m != nil && ns != "" {
-			if g.appNamespace != "" && g.appNamespace != ns {
-				return nil, fail(exitcode.Invalid, "the manifest's namespace %q differs from --app-namespace %q", ns, g.appNamespace)
+			if g.AppNamespace != "" && g.AppNamespace != ns {
+				return nil, fail(exitcode.Invalid, "the manifest's namespace %q differs from --app-namespace %q", ns, g.AppNamespace)
 			}
-			g.appNamespace = ns
+			g.AppNamespace = ns
 		}
 	}
 	c, err := argocd.New(argocd.Config{
-		Server: g.server, Plaintext: g.plaintext, InsecureSkipVerify: g.insecureSkipVerify,
-		CAFile: g.caFile, RootPath: g.rootPath, TokenFile: g.tokenFile,
-		AppNamespace: g.appNamespace, RequestTimeout: g.requestTimeout,
+		Server: g.Server, Plaintext: g.Plaintext, InsecureSkipVerify: g.InsecureSkipVerify,
+		CAFile: g.CAFile, RootPath: g.RootPath, TokenFile: g.TokenFile,
+		AppNamespace: g.AppNamespace, RequestTimeout: g.RequestTimeout,
 	})
 	if err != nil {
 		return nil, fail(exitcode.Invalid, "%v", err)
 	}
-	return &runner{c: c, t: t, requestTimeout: g.requestTimeout, log: log}, nil
+	return &runner{c: c, t: t, requestTimeout: g.RequestTimeout, log: log}, nil
 }
 
-func (r *runner) dispatch(ctx context.Context, inv *invocation, res result) error {
-	switch inv.command {
-	case cmdSyncAndWait:
+func (r *runner) dispatch(ctx context.Context, inv *cmdline.Invocation, res result) error {
+	switch inv.Command {
+	case cmdline.CmdSyncAndWait:
 		sr := res.(*stepresult.SyncResult)
 		sr.AppNamespace = r.c.AppNamespace()
-		return r.syncAndWait(ctx, inv.sync, inv.manifest, sr)
-	case cmdValidate:
-		return r.validate(ctx, inv.validate, res.(*stepresult.ValidateResult))
-	case cmdTeardown:
-		return r.teardown(ctx, inv.teardown, res.(*stepresult.TeardownResult))
+		return r.syncAndWait(ctx, inv.Sync, inv.Manifest, sr)
+	case cmdline.CmdValidate:
+		return r.validate(ctx, inv.Validate, res.(*stepresult.ValidateResult))
+	case cmdline.CmdTeardown:
+		return r.teardown(ctx, inv.Teardown, res.(*stepresult.TeardownResult))
 	}
-	return fail(exitcode.Invalid, "unknown command %q", inv.command)
+	return fail(exitcode.Invalid, "unknown command %q", inv.Command)
 }

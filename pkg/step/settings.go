@@ -9,6 +9,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/cmdline"
 )
 
 // The health customizations check (INV-7, docs/requirements.md#inv-7-health-verification-accuracy). A platform's health gate is only
@@ -64,12 +65,12 @@ func parseHealthRequirements(values []string) ([]healthRequirement, error) {
 // lacks a required health customization or has another script under its
 // key. Transient API faults are retried like every other request, for at
 // most the sync timeout.
-func (r *runner) checkHealthCustomizations(ctx context.Context, o syncOpts) error {
-	reqs, err := parseHealthRequirements(o.healthCustomizations.values)
+func (r *runner) checkHealthCustomizations(ctx context.Context, o cmdline.SyncOpts) error {
+	reqs, err := parseHealthRequirements(o.HealthCustomizations.Values)
 	if err != nil || len(reqs) == 0 {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.syncTimeout)
+	ctx, cancel := context.WithTimeout(ctx, o.SyncTimeout)
 	defer cancel()
 	var s *argocd.Settings
 	err = r.call(ctx, "get Argo CD settings", func(ctx context.Context) (err error) {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/check"
+	"github.com/deployctl/deployctl/pkg/step/cmdline"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -31,10 +33,10 @@ func stamp(p **time.Time) {
 }
 
 // syncAndWait is the sync-and-wait command: steps 1–5 of the contract.
-func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, res *stepresult.SyncResult) error {
-	checks := make([]check, 0, len(o.checks.values))
-	for _, c := range o.checks.values {
-		ck, err := parseCheck(c)
+func (r *runner) syncAndWait(ctx context.Context, o cmdline.SyncOpts, manifest []byte, res *stepresult.SyncResult) error {
+	checks := make([]check.Check, 0, len(o.Checks.Values))
+	for _, c := range o.Checks.Values {
+		ck, err := check.Parse(c)
 		if err != nil {
 			return err
 		}
@@ -42,9 +44,9 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 	}
 	// Every wait of the node, clean-up included, ends by its deadline: the
 	// sync timeout plus the health timeout, from the start.
-	ctx, cancel := context.WithTimeout(ctx, o.syncTimeout+o.healthTimeout)
+	ctx, cancel := context.WithTimeout(ctx, o.SyncTimeout+o.HealthTimeout)
 	defer cancel()
-	r.t = r.t.forNode(o.healthTimeout)
+	r.t = r.t.forNode(o.HealthTimeout)
 
 	// 0. Argo CD has the health customizations the platform relies on.
 	if err := r.checkHealthCustomizations(ctx, o); err != nil {
@@ -52,19 +54,19 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 	}
 
 	// 1. The Application, created from the manifest when absent.
-	setupCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
+	setupCtx, cancel := context.WithTimeout(ctx, o.SyncTimeout)
 	defer cancel()
-	app, err := r.ensureApp(setupCtx, o.app, manifest, res)
+	app, err := r.ensureApp(setupCtx, o.App, manifest, res)
 	if err != nil {
 		return err
 	}
-	src := r.watchApp(ctx, o.app)
+	src := r.watchApp(ctx, o.App)
 	defer src.close()
 	src.offer(app)
 
 	// 2. An operation from an earlier attempt (or anyone else) still running.
 	if app.OperationInProgress() {
-		if err := r.awaitEarlierOperation(ctx, src, app, o.syncTimeout, res); err != nil {
+		if err := r.awaitEarlierOperation(ctx, src, app, o.SyncTimeout, res); err != nil {
 			return err
 		}
 	}
@@ -72,19 +74,19 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 	// 3. Our sync, and its outcome.
 	s := &ourSync{id: newSyncID()}
 	res.SyncID = s.id
-	if err := r.sync(ctx, src, app, s, o.syncTimeout, res); err != nil {
+	if err := r.sync(ctx, src, app, s, o.SyncTimeout, res); err != nil {
 		return err
 	}
 	for {
 		// 4. Health from a reconciliation begun after the operation finished.
-		healthCtx, cancel := context.WithTimeout(ctx, o.healthTimeout)
+		healthCtx, cancel := context.WithTimeout(ctx, o.HealthTimeout)
 		err := r.awaitFreshHealth(healthCtx, src, o, s, res)
 		if err == errOursAgain {
 			cancel()
 			r.log("a further operation of this run appeared (a sync request Argo CD processed late); waiting for it")
 			res.Note("a further sync operation of this run appeared; the step waited for it and judged health after it")
-			waitCtx, cancel := context.WithTimeout(ctx, o.syncTimeout)
-			err = r.awaitOurs(waitCtx, ctx, src, s, o.syncTimeout, res)
+			waitCtx, cancel := context.WithTimeout(ctx, o.SyncTimeout)
+			err = r.awaitOurs(waitCtx, ctx, src, s, o.SyncTimeout, res)
 			cancel()
 			if err != nil {
 				return err
@@ -93,7 +95,7 @@ func (r *runner) syncAndWait(ctx context.Context, o syncOpts, manifest []byte, r
 		}
 		// 5. Extra checks, within the same health deadline.
 		if err == nil {
-			err = r.runChecks(healthCtx, o.app, checks, res)
+			err = r.runChecks(healthCtx, o.App, checks, res)
 		}
 		cancel()
 		return err
@@ -198,17 +200,17 @@ func newSyncID() string {
 
 // loadManifest reads the Application manifest (JSON), if one was given, and
 // checks that it is the application the step was asked about.
-func loadManifest(o syncOpts) ([]byte, error) {
+func loadManifest(o cmdline.SyncOpts) ([]byte, error) {
 	var data []byte
 	switch {
-	case o.manifestFile != "":
-		b, err := os.ReadFile(o.manifestFile)
+	case o.ManifestFile != "":
+		b, err := os.ReadFile(o.ManifestFile)
 		if err != nil {
 			return nil, fail(exitcode.Invalid, "reading the manifest: %v", err)
 		}
 		data = b
-	case o.manifestB64 != "":
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(o.manifestB64))
+	case o.ManifestB64 != "":
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(o.ManifestB64))
 		if err != nil {
 			return nil, fail(exitcode.Invalid, "--manifest-base64 is not valid base64: %v", err)
 		}
@@ -230,8 +232,8 @@ func loadManifest(o syncOpts) ([]byte, error) {
 	if m.Kind != "Application" || !strings.HasPrefix(m.APIVersion, "argoproj.io/") {
 		return nil, fail(exitcode.Invalid, "the manifest is %s %s, not an argoproj.io Application", m.APIVersion, m.Kind)
 	}
-	if m.Metadata.Name != o.app {
-		return nil, fail(exitcode.Invalid, "the manifest is for application %q, not %q", m.Metadata.Name, o.app)
+	if m.Metadata.Name != o.App {
+		return nil, fail(exitcode.Invalid, "the manifest is for application %q, not %q", m.Metadata.Name, o.App)
 	}
 	return data, nil
 }

@@ -7,14 +7,8 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/cmdline"
 	"github.com/deployctl/deployctl/pkg/stepresult"
-)
-
-// Policies of teardown (pv-policy, crd-policy) for what Argo CD's cascade
-// leaves behind.
-const (
-	policyRetain = "retain"
-	policyDelete = "delete"
 )
 
 // teardown deletes the application and everything it manages. The step can
@@ -33,10 +27,10 @@ const (
 // Everything else is deleted by Argo CD's foreground cascade, which removes
 // the Application only after its resources are gone: waiting for the
 // Application to disappear is waiting for them.
-func (r *runner) teardown(ctx context.Context, o teardownOpts, res *stepresult.TeardownResult) error {
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+func (r *runner) teardown(ctx context.Context, o cmdline.TeardownOpts, res *stepresult.TeardownResult) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	name := o.app
+	name := o.App
 	get := func(ctx context.Context) (app *argocd.Application, err error) {
 		err = r.call(ctx, "get application "+name, func(ctx context.Context) (err error) {
 			app, err = r.c.Get(ctx, name)
@@ -54,7 +48,7 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *stepresult.T
 		return err
 	}
 
-	if !o.cascade {
+	if !o.Cascade {
 		return r.orphanDelete(ctx, app, o, res)
 	}
 
@@ -93,9 +87,9 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *stepresult.T
 		return err
 	}
 	for _, l := range []leftByCascade{
-		{flag: "pv-policy", policy: o.pvPolicy, what: "PVC(s) of StatefulSets", refs: templatePVCs(tree, managed),
+		{flag: "pv-policy", policy: o.PVPolicy, what: "PVC(s) of StatefulSets", refs: templatePVCs(tree, managed),
 			retained: &res.RetainedPVCs, deleted: &res.DeletedPVCs},
-		{flag: "crd-policy", policy: o.crdPolicy, what: "CustomResourceDefinition(s)", refs: crds,
+		{flag: "crd-policy", policy: o.CRDPolicy, what: "CustomResourceDefinition(s)", refs: crds,
 			retained: &res.RetainedCRDs, deleted: &res.DeletedCRDs},
 	} {
 		if err := r.applyPolicy(ctx, name, l, res); err != nil {
@@ -108,16 +102,16 @@ func (r *runner) teardown(ctx context.Context, o teardownOpts, res *stepresult.T
 		if err != nil && !argocd.IsNotFound(err) {
 			return err
 		}
-		r.log("deletion of %s requested (cascade, foreground); waiting up to %s", name, o.timeout)
+		r.log("deletion of %s requested (cascade, foreground); waiting up to %s", name, o.Timeout)
 	} else {
-		r.log("%s is already being deleted; waiting up to %s", name, o.timeout)
+		r.log("%s is already being deleted; waiting up to %s", name, o.Timeout)
 	}
 
 	src := r.watchApp(ctx, name)
 	defer src.close()
 	err = src.wait(ctx, func(v view) (bool, error) { return v.gone(), nil })
 	if err == errWaitDeadline {
-		return src.deadlineError("application %s still exists after %s%s", name, o.timeout, remaining(src.current().app))
+		return src.deadlineError("application %s still exists after %s%s", name, o.Timeout, remaining(src.current().app))
 	}
 	if err != nil {
 		return err
@@ -142,7 +136,7 @@ type leftByCascade struct {
 // resource API; one it fails to delete is an orphan.
 func (r *runner) applyPolicy(ctx context.Context, app string, l leftByCascade, res *stepresult.TeardownResult) error {
 	for _, ref := range l.refs {
-		if l.policy == policyRetain {
+		if l.policy == cmdline.PolicyRetain {
 			*l.retained = append(*l.retained, ref.String())
 			continue
 		}
@@ -257,8 +251,8 @@ func remaining(app *argocd.Application) string {
 // root Application, whose children are Applications with teardown nodes of
 // their own that delete them in dependency order. Nothing is an orphan here:
 // what stays is meant to stay.
-func (r *runner) orphanDelete(ctx context.Context, app *argocd.Application, o teardownOpts, res *stepresult.TeardownResult) error {
-	name := o.app
+func (r *runner) orphanDelete(ctx context.Context, app *argocd.Application, o cmdline.TeardownOpts, res *stepresult.TeardownResult) error {
+	name := o.App
 	if app.Metadata.DeletionTimestamp == nil {
 		err := r.call(ctx, "delete application "+name, func(ctx context.Context) error { return r.c.Delete(ctx, name, false) })
 		if err != nil && !argocd.IsNotFound(err) {
@@ -270,7 +264,7 @@ func (r *runner) orphanDelete(ctx context.Context, app *argocd.Application, o te
 	defer src.close()
 	err := src.wait(ctx, func(v view) (bool, error) { return v.gone(), nil })
 	if err == errWaitDeadline {
-		return src.deadlineError("application %s still exists after %s", name, o.timeout)
+		return src.deadlineError("application %s still exists after %s", name, o.Timeout)
 	}
 	return err
 }

@@ -115,22 +115,12 @@ func TestValidateAPIUnavailable(t *testing.T) {
 	}
 }
 
-// Apps from the environment, newline-separated, as the templates pass them.
-func TestValidateAppsFromEnv(t *testing.T) {
-	inv, err := parseArgs([]string{"validate"}, mapEnv(map[string]string{"ARGOCD_SERVER": "x:1", "APP": "a\nb\n\n c \n"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(inv.validate.apps.values, ","); got != "a,b,c" {
-		t.Fatalf("apps %q", got)
-	}
-}
-
 // An invalid invocation still writes a result and one plain line.
 func TestValidateInvalidInvocation(t *testing.T) {
 	resultFile := t.TempDir() + "/r.json"
 	var stdout, stderr strings.Builder
-	code := run(t.Context(), []string{"validate", "--app", "a"}, mapEnv(map[string]string{"RESULT_FILE": resultFile}), &stdout, &stderr, testTiming())
+	env := map[string]string{"RESULT_FILE": resultFile}
+	code := run(t.Context(), []string{"validate", "--app", "a"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &stdout, &stderr, testTiming())
 	if code != exitcode.Invalid || stdout.String() != "validate: InvalidArguments (exit 3): --server (ARGOCD_SERVER) is required\n" {
 		t.Fatalf("exit %d, stdout %q", code, stdout.String())
 	}

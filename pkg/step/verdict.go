@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/cmdline"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -42,7 +43,7 @@ import (
 // passes; Progressing waits until ctx's deadline; Degraded, Missing, Unknown
 // (and Suspended unless allowed) fail once confirmed. errOursAgain: a further
 // operation of this run appeared.
-func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpts, s *ourSync, res *stepresult.SyncResult) error {
+func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o cmdline.SyncOpts, s *ourSync, res *stepresult.SyncResult) error {
 	name := src.name
 	stopRefreshing := r.refreshForHealth(ctx, src)
 	defer stopRefreshing()
@@ -57,16 +58,16 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 			case !v.fresh:
 				return false, nil
 			}
-			done, verr := r.judge(ctx, v.app, o.allowSuspended, res)
+			done, verr := r.judge(ctx, v.app, o.AllowSuspended, res)
 			verdict = verr
 			return done || verr != nil, nil
 		})
 		if err == errWaitDeadline {
 			last := src.current()
 			if !last.fresh {
-				return src.deadlineError("no reconciliation of %s that began after its sync could be seen within %s", name, o.healthTimeout)
+				return src.deadlineError("no reconciliation of %s that began after its sync could be seen within %s", name, o.HealthTimeout)
 			}
-			return src.deadlineError("application %s is still %s %s after its sync%s", name, healthOf(last.app), o.healthTimeout, notHealthy(last.app))
+			return src.deadlineError("application %s is still %s %s after its sync%s", name, healthOf(last.app), o.HealthTimeout, notHealthy(last.app))
 		}
 		if err != nil || verdict == nil {
 			return err
@@ -82,7 +83,7 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o syncOpt
 // agrees, with nil when it is Healthy; not done when the failure was
 // momentary. When no answer comes before the deadline the verdict stays
 // unconfirmed: a transient exit, or a timeout.
-func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *ourSync, verdict error, res *stepresult.SyncResult) (bool, error) {
+func (r *runner) confirm(ctx context.Context, src *appSource, o cmdline.SyncOpts, s *ourSync, verdict error, res *stepresult.SyncResult) (bool, error) {
 	name := src.name
 	unconfirmed := func(code int, why string) error {
 		return fail(code, "%v — not confirmed: %s", verdict, why)
@@ -120,7 +121,7 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o syncOpts, s *our
 		if s.newOurs(fresh) {
 			return true, errOursAgain
 		}
-		done, confirmed := r.judge(ctx, fresh, o.allowSuspended, res)
+		done, confirmed := r.judge(ctx, fresh, o.AllowSuspended, res)
 		if done || confirmed != nil {
 			return true, confirmed
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -173,7 +174,7 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 			}
 			// Every input is read, each within readlimit.Import, and every
 			// problem in any of them is reported together.
-			in, _ := importer.Read(paths)
+			in, _ := appread.Read(paths)
 			if stdin {
 				_ = in.ReadStdin(cmd.InOrStdin(), "(stdin)")
 			}

@@ -1,12 +1,9 @@
-package importer
+package argorules
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
@@ -36,7 +33,7 @@ func TestSyncWaveLikeArgoCD(t *testing.T) {
 		{map[string]string{"argocd.argoproj.io/sync-wave": "4", "helm.sh/hook-weight": "3"}, 4, true, false},
 		{map[string]string{"helm.sh/hook-weight": " 3"}, 0, false, false},
 	} {
-		w, has, unreadable := syncWave(tc.ann)
+		w, has, unreadable := SyncWave(tc.ann)
 		if w != tc.wave || has != tc.has || unreadable != tc.unreadable {
 			t.Errorf("%v: wave %d has %v unreadable %v, want %d %v %v", tc.ann, w, has, unreadable, tc.wave, tc.has, tc.unreadable)
 		}
@@ -49,7 +46,7 @@ func TestSyncWaveLikeArgoCD(t *testing.T) {
 }
 
 func TestParseTrackingID(t *testing.T) {
-	for in, want := range map[string]*trackingID{
+	for in, want := range map[string]*TrackingID{
 		"root:argoproj.io/Application:argocd/web":       {App: "root", Group: "argoproj.io", Kind: "Application", Namespace: "argocd", Name: "web"},
 		"team_root:argoproj.io/Application:team/web":    {App: "team_root", Group: "argoproj.io", Kind: "Application", Namespace: "team", Name: "web"},
 		"root:/ConfigMap:/cm":                           {App: "root", Kind: "ConfigMap", Name: "cm"},
@@ -59,7 +56,7 @@ func TestParseTrackingID(t *testing.T) {
 		"root:argoproj.io/x/Application:argocd/web":     nil,
 		"root:argoproj.io/Application:argocd/web/x":     nil,
 	} {
-		got, ok := parseTrackingID(in)
+		got, ok := ParseTrackingID(in)
 		if want == nil {
 			// Argo CD splits on the first two colons: the third part may
 			// hold more, and then it still needs exactly one "/".
@@ -101,8 +98,8 @@ func TestParentRef(t *testing.T) {
 		// annotation+label: both say the same; the annotation is read
 		{app(map[string]string{"argocd.argoproj.io/instance": "root"}, map[string]string{"argocd.argoproj.io/tracking-id": "root:argoproj.io/Application:argocd/web"}), "root", "argocd.argoproj.io/tracking-id", false, ""},
 	} {
-		got, bad := parentRef(tc.a)
-		if got.name != tc.name || got.by != tc.by || got.mustResolve != tc.mustResolve || !strings.Contains(bad, tc.bad) || (tc.bad == "" && bad != "") {
+		got, bad := ParentRef(tc.a)
+		if got.Name != tc.name || got.By != tc.by || got.MustResolve != tc.mustResolve || !strings.Contains(bad, tc.bad) || (tc.bad == "" && bad != "") {
 			t.Errorf("%v %v: %+v %q", tc.a.Labels, tc.a.Annotations, got, bad)
 		}
 	}
@@ -114,11 +111,11 @@ func TestNormalizeRepo(t *testing.T) {
 		"git@github.com:Example-Org/gitops.git", "ssh://git@github.com/Example-Org/gitops.git", "http://github.com/Example-Org/gitops.git/",
 	}
 	for _, u := range same {
-		if got := normalizeRepo(u); got != "github.com/Example-Org/gitops" {
+		if got := NormalizeRepo(u); got != "github.com/Example-Org/gitops" {
 			t.Errorf("%s → %s", u, got)
 		}
 	}
-	if normalizeRepo("https://github.com/example-org/other") == normalizeRepo(same[0]) {
+	if NormalizeRepo("https://github.com/example-org/other") == NormalizeRepo(same[0]) {
 		t.Error("two repositories are one")
 	}
 }
@@ -148,7 +145,7 @@ func TestManifestFiles(t *testing.T) {
 		{appv1.ApplicationSourceDirectory{Recurse: true, Exclude: "{sub/*,*.json}"}, ".hidden/h.yaml a.yaml b.yml d.jsonnet"},
 		{appv1.ApplicationSourceDirectory{Recurse: true, Include: "*.yaml", Exclude: "sub/deep/*"}, ".hidden/h.yaml a.yaml sub/f.yaml"},
 	} {
-		if got := strings.Join(manifestFiles(filepath.ToSlash(dir), tc.d), " "); got != tc.want {
+		if got := strings.Join(ManifestFiles(filepath.ToSlash(dir), tc.d), " "); got != tc.want {
 			t.Errorf("%+v: %s, want %s", tc.d, got, tc.want)
 		}
 	}
@@ -163,132 +160,9 @@ func TestManifestFiles(t *testing.T) {
 		{"*.md", []string{"a.yaml"}, "{*.md,a.yaml}", true},
 		{"{a,b}", []string{"c.yaml"}, "", false},
 	} {
-		got, ok := excludeGlob(tc.existing, tc.files)
+		got, ok := ExcludeGlob(tc.existing, tc.files)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%q %v: %q %v", tc.existing, tc.files, got, ok)
-		}
-	}
-}
-
-// One table per rule of the nested waves (nested.go), on Applications
-// tracked by label: each row says which apps wait for which.
-func TestNestedWaveRules(t *testing.T) {
-	type A struct {
-		name, parent string
-		wave         int
-	}
-	for _, tc := range []struct {
-		rule string
-		apps []A
-		// waits: app → every app it must wait for (transitively); apps
-		// not listed wait for nothing.
-		waits map[string][]string
-	}{
-		{"1: waves order siblings only", []A{
-			{"p", "", 0}, {"q", "", 0},
-			{"p1", "p", 1}, {"p2", "p", 2},
-			{"q1", "q", -5}, {"q9", "q", 9},
-		}, map[string][]string{"p2": {"p1"}, "q9": {"q1"}}},
-		{"2: the nearest lower wave, done with all below it", []A{
-			{"root", "", 0},
-			{"a", "root", -5}, {"b", "root", 0}, {"c", "root", 0}, {"d", "root", 7},
-		}, map[string][]string{"b": {"a"}, "c": {"a"}, "d": {"a", "b", "c"}}},
-		{"3: children wait for what their parent waits for", []A{
-			{"root", "", 0},
-			{"crds", "root", -5}, {"late", "root", 99},
-			{"late-1", "late", -10}, {"late-2", "late", 0},
-		}, map[string][]string{"late-1": {"crds"}, "late-2": {"crds", "late-1"}}},
-		{"4: a parent is done when its descendants are", []A{
-			{"root", "", 0},
-			{"early", "root", 0}, {"e1", "early", 0}, {"e2", "early", 5}, {"deep", "e2", 0}, {"d1", "deep", 0},
-			{"after", "root", 1},
-		}, map[string][]string{"d1": {"e1"}, "after": {"e1", "d1"}}},
-		{"6: a parent of nothing but Applications is no app", []A{
-			{"root", "", 0}, {"mid", "root", 0}, {"leaf", "mid", 0},
-		}, map[string][]string{}},
-	} {
-		in := &Input{}
-		var doc strings.Builder
-		for _, a := range tc.apps {
-			fmt.Fprintf(&doc, "---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: %s\n  namespace: argocd\n  annotations: {argocd.argoproj.io/sync-wave: %q}\n", a.name, fmt.Sprint(a.wave))
-			if a.parent != "" {
-				fmt.Fprintf(&doc, "  labels: {argocd.argoproj.io/instance: %s}\n", a.parent)
-			}
-			fmt.Fprintf(&doc, "spec: {project: default, source: {repoURL: https://git.example.com/r.git, path: %s}, destination: {namespace: %s}}\n", a.name, a.name)
-		}
-		if err := in.Parse("rules.yaml", "x", []byte(doc.String())); err != nil {
-			t.Fatal(err)
-		}
-		r, err := Import(in, Options{Name: "rules", StackFrom: StackFrom{Kind: "parent"}})
-		if err != nil {
-			t.Fatalf("%s: %v", tc.rule, err)
-		}
-		d := writeAndLoad(t, r)
-		got := map[string][]string{}
-		for _, a := range d.Apps() {
-			for _, dep := range d.Graph.DepsClosure(a) {
-				if dep != a && d.Node(dep) != nil && d.Node(dep).App != nil {
-					got[a] = append(got[a], dep)
-				}
-			}
-			sort.Strings(got[a])
-		}
-		for a, w := range tc.waits {
-			sort.Strings(w)
-			if !reflect.DeepEqual(got[a], w) {
-				t.Errorf("rule %s: %s waits for %v, want %v", tc.rule, a, got[a], w)
-			}
-		}
-		for a, g := range got {
-			if _, ok := tc.waits[a]; !ok && len(g) > 0 {
-				t.Errorf("rule %s: %s waits for %v, want nothing", tc.rule, a, g)
-			}
-		}
-		if tc.rule[0] == '6' && !reflect.DeepEqual(d.Apps(), []string{"leaf"}) {
-			t.Errorf("rule 6: apps %v", d.Apps())
-		}
-	}
-}
-
-// Rule 5, on a Git layout: parent p has one source of Applications and one
-// of manifests (wave 0); it is an app for the manifests, beside its wave-0
-// child, before its wave-5 child, and its next sibling waits for all.
-func TestNestedWaveRuleOwnResources(t *testing.T) {
-	dir := t.TempDir()
-	app := func(name string, wave int, src string) string {
-		return fmt.Sprintf("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: %s, namespace: argocd, annotations: {argocd.argoproj.io/sync-wave: %q}}\n"+
-			"spec:\n  project: default\n  destination: {namespace: %s}\n%s", name, fmt.Sprint(wave), name, src)
-	}
-	repo := "https://git.example.com/platform.git"
-	leaf := func(name string) string {
-		return fmt.Sprintf("  source: {repoURL: https://charts.example.com, chart: %s, targetRevision: 1.0.0}\n", name)
-	}
-	files := map[string]string{
-		"root.yaml":              app("root", 0, "  source: {repoURL: "+repo+", path: apps}\n"),
-		"apps/p.yaml":            app("p", 0, "  sources:\n  - {repoURL: "+repo+", path: p-apps}\n  - {repoURL: "+repo+"/, path: p-manifests}\n"),
-		"apps/x.yaml":            app("x", 1, leaf("x")),
-		"p-apps/c0.yaml":         app("c0", 0, leaf("c0")),
-		"p-apps/c5.yaml":         app("c5", 5, leaf("c5")),
-		"p-manifests/quota.yaml": "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: p}\n",
-	}
-	for f, body := range files {
-		p := filepath.Join(dir, "platform", filepath.FromSlash(f))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := importDir(t, "parent", filepath.Join(dir, "platform"))
-	checkArgoSemantics(t, r, node("root", 0,
-		withOwn(0, 0, node("p", 0, node("c0", 0), node("c5", 5))), // the quota: wave 0
-		node("x", 1)))
-	for _, s := range r.Platform.Spec.Stacks {
-		for _, a := range s.Apps {
-			if a.Name == "p" && (len(a.Sources) != 1 || a.Sources[0].Path != "p-manifests") {
-				t.Errorf("p's own app: sources %+v, want only p-manifests", a.Sources)
-			}
 		}
 	}
 }
@@ -312,7 +186,7 @@ func TestHookWave(t *testing.T) {
 		{map[string]string{"helm.sh/hook": "pre-install", "helm.sh/hook-weight": "5"}, math.MinInt, math.MinInt, true},
 		{map[string]string{"helm.sh/hook": "test"}, 0, 0, false},
 	} {
-		lo, hi, counts := hookWave(tc.ann)
+		lo, hi, counts := HookWave(tc.ann)
 		if lo != tc.lo || hi != tc.hi || counts != tc.counts {
 			t.Errorf("%v: %d…%d %v, want %d…%d %v", tc.ann, lo, hi, counts, tc.lo, tc.hi, tc.counts)
 		}

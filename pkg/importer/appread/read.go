@@ -1,13 +1,10 @@
-// Package importer turns existing Argo CD Applications into a platform
-// spec: an app-of-apps rendered by Helm, a `kubectl get applications -A -o
-// yaml` dump, or folders of Application manifests. Stacks come from a
-// label, an annotation, the parent Application or the folder; dependencies
-// are inferred from argocd.argoproj.io/sync-wave, conservatively, and marked
-// as inferred so a person can prune them. The result is checked by the
-// product's own loader and compiler: every Application the spec generates is
-// compared with its original, and whatever the spec cannot express is
-// reported, never dropped silently.
-package importer
+// Package appread reads the Argo CD Applications an import starts from:
+// files, folders, `kubectl get -o yaml` dumps and Lists (item by item),
+// stdin, ApplicationSets with a List generator (expanded as Argo CD's
+// controller would), and Kustomize folders (built, local bases only).
+// Every problem is found in one pass and named by file and line; what is
+// not an Application is noted, never silently dropped.
+package appread
 
 import (
 	"bytes"
@@ -28,6 +25,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/pkg/importer/appdiff"
+	"github.com/deployctl/deployctl/pkg/importer/internal/words"
+	"github.com/deployctl/deployctl/pkg/importer/internal/yamlnode"
 )
 
 // Manifest is one Application read from the input.
@@ -38,7 +38,7 @@ type Manifest struct {
 	Line   int
 	Folder string
 	// Raw is the object as written, as far as the round trip compares it
-	// (comparable: name, namespace, labels, annotations and spec, empty
+	// (appdiff.Comparable: name, namespace, labels, annotations and spec, empty
 	// values pruned), in compact JSON; App is the object typed, without
 	// status. Raw is what the round trip compares against, so a field the
 	// typed struct does not know is still reported. Kept as bytes, not as
@@ -48,8 +48,8 @@ type Manifest struct {
 	App *appv1.Application
 }
 
-// view is Raw decoded: a fresh value the caller may change.
-func (m *Manifest) view() map[string]any {
+// View is Raw decoded: a fresh value the caller may change.
+func (m *Manifest) View() map[string]any {
 	var v map[string]any
 	_ = json.Unmarshal(m.Raw, &v)
 	return v
@@ -90,7 +90,7 @@ func (in *Input) Err() error {
 	if len(in.Problems) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s in the input (nothing was written):\n  %s", plural(len(in.Problems), "problem"), strings.Join(in.Problems, "\n  "))
+	return fmt.Errorf("%s in the input (nothing was written):\n  %s", words.Plural(len(in.Problems), "problem"), strings.Join(in.Problems, "\n  "))
 }
 
 func (in *Input) problem(format string, args ...any) {
@@ -366,7 +366,7 @@ func (in *Input) object(file, folder string, n *yaml.Node, where string) {
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		name, _ = md["name"].(string)
 	}
-	if items := get(n, "items"); items != nil && strings.HasSuffix(kind, "List") {
+	if items := yamlnode.Get(n, "items"); items != nil && strings.HasSuffix(kind, "List") {
 		if items.Kind != yaml.SequenceNode {
 			in.problem("%s:%d%s: %s items: not a list", file, items.Line, where, kind)
 			return
@@ -408,7 +408,7 @@ func (in *Input) object(file, folder string, n *yaml.Node, where string) {
 // same as decoding the whole List when that succeeds; false (decode the
 // whole List, for its errors) when n is no List or a part does not decode.
 func listHead(n *yaml.Node) (map[string]any, bool) {
-	k := get(n, "kind")
+	k := yamlnode.Get(n, "kind")
 	if k == nil || k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" || !strings.HasSuffix(k.Value, "List") {
 		return nil, false
 	}
@@ -478,7 +478,7 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 			"that uses it builds (its folder, or kustomize build DIR | deployctl import -); else give it a source", file, line, where, name)
 		return false
 	}
-	view, err := json.Marshal(comparable(obj, nil, nil))
+	view, err := json.Marshal(appdiff.Comparable(obj, nil, nil))
 	if err != nil {
 		in.problem("%s:%d%s: Application %s: %v", file, line, where, name, err)
 		return false
@@ -537,7 +537,7 @@ func dedupKeyErrors(msgs []string) []string {
 func nodeAt(m *yaml.Node, path string) *yaml.Node {
 	found := m
 	for _, k := range strings.Split(path, ".") {
-		c := get(found, k)
+		c := yamlnode.Get(found, k)
 		if c == nil {
 			break
 		}
@@ -549,7 +549,7 @@ func nodeAt(m *yaml.Node, path string) *yaml.Node {
 // check runs once everything is read: the same Application twice is kept
 // once when both say the same (a Git file and a live dump), a problem when
 // they differ; and an input without Applications says what it held.
-func (in *Input) check() error {
+func (in *Input) Check() error {
 	byKey := map[string]int{}
 	var kept []Manifest
 	for _, m := range in.Apps {
@@ -561,8 +561,8 @@ func (in *Input) check() error {
 			continue
 		}
 		prev := kept[i]
-		var d []Difference
-		diff(key, "", prune(prev.view()), prune(m.view()), &d)
+		var d []appdiff.Difference
+		appdiff.Diff(key, "", appdiff.Prune(prev.View()), appdiff.Prune(m.View()), &d)
 		if len(d) == 0 {
 			in.twice = append(in.twice, fmt.Sprintf("%s (%s and %s)", key, prev.Where(), m.Where()))
 			continue
@@ -583,13 +583,13 @@ func (in *Input) check() error {
 		if len(in.AppSets) > 0 {
 			msg += fmt.Sprintf("; %s (%s) generate their Applications in the cluster, and those are not in the input: "+
 				"import them from there: kubectl get applications -A -o yaml | deployctl import -",
-				plural(len(in.AppSets), "ApplicationSet"), summarize(in.AppSets, 8))
+				words.Plural(len(in.AppSets), "ApplicationSet"), words.Summarize(in.AppSets, 8))
 		}
 		if len(in.Skipped) > 0 {
-			msg += "; not Applications: " + summarize(in.Skipped, 8)
+			msg += "; not Applications: " + words.Summarize(in.Skipped, 8)
 		}
 		if len(in.NotObjects) > 0 {
-			msg += "; not Kubernetes objects: " + summarize(in.NotObjects, 8)
+			msg += "; not Kubernetes objects: " + words.Summarize(in.NotObjects, 8)
 		}
 		return errors.New(msg)
 	}
@@ -597,7 +597,7 @@ func (in *Input) check() error {
 }
 
 // notes say what the input held besides Applications.
-func (in *Input) notes() []string {
+func (in *Input) Notes() []string {
 	var out []string
 	if len(in.twice) > 0 {
 		out = append(out, "read twice, the same both times, kept once: "+strings.Join(in.twice, ", "))
@@ -607,18 +607,18 @@ func (in *Input) notes() []string {
 	}
 	if len(in.Expanded) > 0 {
 		out = append(out, fmt.Sprintf("%s expanded into their Applications as Argo CD's ApplicationSet controller makes them "+
-			"(List generator, {{key}} templates): %s", plural(len(in.Expanded), "ApplicationSet"), summarize(in.Expanded, 8)))
+			"(List generator, {{key}} templates): %s", words.Plural(len(in.Expanded), "ApplicationSet"), words.Summarize(in.Expanded, 8)))
 	}
 	if len(in.AppSets) > 0 {
 		out = append(out, fmt.Sprintf("%s: the Applications they generate are not in the input and are not imported; "+
 			"to import them, dump them from the cluster: kubectl get applications -A -o yaml > apps.yaml, then deployctl import apps.yaml: %s",
-			plural(len(in.AppSets), "ApplicationSet"), summarize(in.AppSets, 8)))
+			words.Plural(len(in.AppSets), "ApplicationSet"), words.Summarize(in.AppSets, 8)))
 	}
 	if len(in.Skipped) > 0 {
-		out = append(out, "not Applications, left out: "+summarize(in.Skipped, 8))
+		out = append(out, "not Applications, left out: "+words.Summarize(in.Skipped, 8))
 	}
 	if len(in.NotObjects) > 0 {
-		out = append(out, "not Kubernetes objects, left out: "+summarize(in.NotObjects, 8))
+		out = append(out, "not Kubernetes objects, left out: "+words.Summarize(in.NotObjects, 8))
 	}
 	return out
 }

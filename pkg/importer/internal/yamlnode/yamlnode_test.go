@@ -1,4 +1,4 @@
-package importer
+package yamlnode
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// encodeSpliced, stack by stack and in each stack app by app (as render
+// EncodeSpliced, stack by stack and in each stack app by app (as render
 // does), writes the bytes one encoding would: comments, literal blocks with
 // blank lines, flow maps, at every depth.
 func TestEncodeSpliced(t *testing.T) {
@@ -42,19 +42,19 @@ spec:
 			styleAll(&one)
 			styleAll(&two)
 		}
-		want, err := encode(&one)
+		want, err := Encode(&one)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stacks := get(get(two.Content[0], "spec"), "stacks")
+		stacks := Get(Get(two.Content[0], "spec"), "stacks")
 		items := stacks.Content
-		got, err := encodeSpliced(&two, stacks, len(items), func(i int) ([]byte, error) {
-			apps := get(items[i], "apps")
+		got, err := EncodeSpliced(&two, stacks, len(items), func(i int) ([]byte, error) {
+			apps := Get(items[i], "apps")
 			if apps.Style&yaml.FlowStyle != 0 {
-				return encode(item(items[i]))
+				return Encode(Item(items[i]))
 			}
 			each := apps.Content
-			return encodeSpliced(item(items[i]), apps, len(each), func(j int) ([]byte, error) { return encode(item(each[j])) })
+			return EncodeSpliced(Item(items[i]), apps, len(each), func(j int) ([]byte, error) { return Encode(Item(each[j])) })
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -65,4 +65,4 @@ spec:
 	}
 }
 
-func styleAll(n *yaml.Node) { style(n.Content[0], "") }
+func styleAll(n *yaml.Node) { Style(n.Content[0], "") }

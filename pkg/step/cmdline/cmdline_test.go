@@ -1,4 +1,4 @@
-package step
+package cmdline
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/step/check"
 )
 
 func mapEnv(m map[string]string) func(string) (string, bool) {
@@ -19,29 +20,29 @@ func TestFlagsAndEnvironment(t *testing.T) {
 		"CHECK":           "resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph\nhttp://x/healthz=200",
 		"ALLOW_SUSPENDED": "1",
 	})
-	inv, err := parseArgs([]string{"--root-path", "/argo", "sync-and-wait", "--app", "ceph-cluster", "--health-timeout", "2m",
+	inv, err := Parse([]string{"--root-path", "/argo", "sync-and-wait", "--app", "ceph-cluster", "--health-timeout", "2m",
 		"--check", "http:http://vault.vault.svc:8200/v1/sys/health?standbyok=true=200,429", "--server", "override:443"}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, s := inv.global, inv.sync
-	if g.server != "override:443" || !g.insecureSkipVerify || g.plaintext || g.rootPath != "/argo" || g.appNamespace != "argocd" ||
-		g.requestTimeout != 10*time.Second || g.tokenFile != "/var/run/secrets/argocd/token" || g.resultFile != "/tmp/deploystep/result.json" {
+	g, s := inv.Global, inv.Sync
+	if g.Server != "override:443" || !g.InsecureSkipVerify || g.Plaintext || g.RootPath != "/argo" || g.AppNamespace != "argocd" ||
+		g.RequestTimeout != 10*time.Second || g.TokenFile != "/var/run/secrets/argocd/token" || g.ResultFile != "/tmp/deploystep/result.json" {
 		t.Errorf("globals %+v", g)
 	}
-	if s.app != "ceph-cluster" || s.syncTimeout != 30*time.Minute || s.healthTimeout != 2*time.Minute || !s.allowSuspended {
+	if s.App != "ceph-cluster" || s.SyncTimeout != 30*time.Minute || s.HealthTimeout != 2*time.Minute || !s.AllowSuspended {
 		t.Errorf("sync %+v", s)
 	}
 	// The command line replaces the environment's list.
-	if len(s.checks.values) != 1 || !strings.HasPrefix(s.checks.values[0], "http:http://vault") {
-		t.Errorf("checks %v", s.checks.values)
+	if len(s.Checks.Values) != 1 || !strings.HasPrefix(s.Checks.Values[0], "http:http://vault") {
+		t.Errorf("checks %v", s.Checks.Values)
 	}
-	c, err := parseCheck(s.checks.values[0])
+	c, err := check.Parse(s.Checks.Values[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := c.(*httpCheck)
-	if hc.url != "http://vault.vault.svc:8200/v1/sys/health?standbyok=true" || len(hc.codes) != 2 || hc.codes[1] != 429 {
+	hc := c.(*check.HTTP)
+	if hc.URL != "http://vault.vault.svc:8200/v1/sys/health?standbyok=true" || len(hc.Codes) != 2 || hc.Codes[1] != 429 {
 		t.Errorf("http check %+v", hc)
 	}
 }
@@ -74,28 +75,23 @@ func TestInvalidInvocations(t *testing.T) {
 		{[]string{"teardown", "--app", "a/b", "--platform", "p", "--confirm", "p"}, base, "invalid application name"},
 	}
 	for _, c := range cases {
-		_, err := parseArgs(c.args, mapEnv(c.env))
+		_, err := Parse(c.args, mapEnv(c.env))
 		if exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want exit 3 mentioning %q", c.args, err, c.want)
 		}
 	}
-	if _, err := parseArgs([]string{"validate", "-h"}, mapEnv(base)); err != errHelp {
+	if _, err := Parse([]string{"validate", "-h"}, mapEnv(base)); err != ErrHelp {
 		t.Errorf("-h: %v", err)
 	}
 }
 
-func TestResourceCheckParsing(t *testing.T) {
-	for spec, want := range map[string]string{
-		"resource:/ConfigMap/ns/name":                           "ConfigMap ns/name",
-		"resource:ceph.rook.io/CephCluster/rook-ceph/rook-ceph": "CephCluster.ceph.rook.io rook-ceph/rook-ceph",
-		"resource:rbac.authorization.k8s.io/ClusterRole//admin": "ClusterRole.rbac.authorization.k8s.io admin",
-	} {
-		c, err := parseCheck(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.(*resourceCheck).ref.String(); got != want || c.String() != spec {
-			t.Errorf("%s: %s / %s", spec, got, c)
-		}
+// Apps from the environment, newline-separated, as the templates pass them.
+func TestValidateAppsFromEnv(t *testing.T) {
+	inv, err := Parse([]string{"validate"}, mapEnv(map[string]string{"ARGOCD_SERVER": "x:1", "APP": "a\nb\n\n c \n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(inv.Validate.Apps.Values, ","); got != "a,b,c" {
+		t.Fatalf("apps %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package importer
+package appread
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 )
 
 // expandList returns the Applications an ApplicationSet generates when it
@@ -116,7 +118,7 @@ func isZeroTemplate(t *appv1.ApplicationSetTemplate) bool {
 	raw, _ := json.Marshal(t)
 	var v any
 	_ = json.Unmarshal(raw, &v)
-	return prune(v) == nil
+	return appdiff.Prune(v) == nil
 }
 
 // onlyList: the generator says nothing but list.
@@ -125,7 +127,7 @@ func onlyList(g appv1.ApplicationSetGenerator) bool {
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	for k, v := range m {
-		if k != "list" && prune(v) != nil {
+		if k != "list" && appdiff.Prune(v) != nil {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package importer
+package appread
 
 import (
 	"io/fs"
@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/deployctl/deployctl/pkg/importer/appdump"
 )
 
 // A List read item by item gives exactly what the whole document gives:
@@ -23,7 +25,7 @@ func TestStreamSameAsWhole(t *testing.T) {
 		data     string
 		streamed bool // splitList and every item parse: read item by item
 	}{
-		{"dump", string(dump(60)), true},
+		{"dump", string(appdump.List(60, 5)), true},
 		{"kubectl order", "apiVersion: v1\nitems:\n" + item("a", "") + "# a comment\n\n" + item("b", "") + "kind: List\nmetadata:\n  resourceVersion: \"\"\n", true},
 		{"indented items", "apiVersion: v1\nkind: List\nitems:\n" + indent(item("a", "")+item("b", ""), "  "), true},
 		{"crlf", strings.ReplaceAll("apiVersion: v1\nkind: List\nitems:\n"+item("a", "")+item("b", ""), "\n", "\r\n"), true},
@@ -60,7 +62,7 @@ func TestStreamSameAsWhole(t *testing.T) {
 
 // Every fixture reads the same either way.
 func TestStreamFixtures(t *testing.T) {
-	err := filepath.WalkDir("testdata", func(p string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir("../testdata", func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() || !isManifest(p) {
 			return err
 		}
