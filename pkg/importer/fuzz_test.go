@@ -1,11 +1,9 @@
 package importer
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/deployctl/deployctl/pkg/importer/appdump"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -16,22 +14,13 @@ import (
 // item reads as the whole document). CI runs it for a bounded time (make
 // fuzz).
 func FuzzImport(f *testing.F) {
-	var seeds []string
-	_ = filepath.WalkDir("testdata", func(p string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && isManifest(p) {
-			seeds = append(seeds, p)
-		}
-		return nil
-	})
-	for _, s := range seeds {
-		data, err := os.ReadFile(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
+	seeds, err := appdump.Seeds("testdata")
+	if err != nil {
+		f.Fatal(err)
 	}
-	f.Add([]byte("kind: List\nitems: [3, {kind: Application}]\n"))
-	f.Add([]byte("a: &x [*x]"))
+	for _, s := range seeds {
+		f.Add(s)
+	}
 	f.Add(dump(3))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &appread.Input{}
@@ -49,13 +38,4 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("the written spec does not load: %v\n%s", err, r.YAML)
 		}
 	})
-}
-
-// isManifest is what the reader reads in a folder: the seeds.
-func isManifest(p string) bool {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".yaml", ".yml", ".json":
-		return true
-	}
-	return false
 }

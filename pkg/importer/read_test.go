@@ -2,7 +2,6 @@ package importer
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/importer/appdump"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -30,14 +30,8 @@ func readErr(t *testing.T, paths ...string) string {
 
 func write(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := appdump.WriteFiles(dir, files); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,8 +1,6 @@
 package appread
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
@@ -13,22 +11,13 @@ import (
 // The import's FuzzImport takes what the reader reads on to a spec. CI runs
 // both for a bounded time (make fuzz).
 func FuzzRead(f *testing.F) {
-	var seeds []string
-	_ = filepath.WalkDir("../testdata", func(p string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && isManifest(p) {
-			seeds = append(seeds, p)
-		}
-		return nil
-	})
-	for _, s := range seeds {
-		data, err := os.ReadFile(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
+	seeds, err := appdump.Seeds("../testdata")
+	if err != nil {
+		f.Fatal(err)
 	}
-	f.Add([]byte("kind: List\nitems: [3, {kind: Application}]\n"))
-	f.Add([]byte("a: &x [*x]"))
+	for _, s := range seeds {
+		f.Add(s)
+	}
 	f.Add(appdump.List(3, 5))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// A List read item by item reads as the whole document does.

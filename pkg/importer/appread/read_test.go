@@ -10,18 +10,14 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deployctl/deployctl/pkg/importer/appdump"
 )
 
 func write(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := appdump.WriteFiles(dir, files); err != nil {
+		t.Fatal(err)
 	}
 }
 
