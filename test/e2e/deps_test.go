@@ -27,8 +27,12 @@ import (
 // the spec declares them).
 var liveNeeds = map[string]string{"widget": "widget-crd # needs CRD widgets.e2e.deployctl.dev from widget-crd"}
 
-// needsLine is an entry of an imported spec that a resource explains.
-var needsLine = regexp.MustCompile(`^\s*- (\S+) # (.*needs .*)$`)
+// needsLine is an entry of an imported spec that a resource explains;
+// appLine starts an app.
+var (
+	needsLine = regexp.MustCompile(`^\s*- (\S+) # (.*needs .*)$`)
+	appLine   = regexp.MustCompile(`^\s*- name: (\S+)$`)
+)
 
 func (s *scenario) liveDeps() (string, error) {
 	h := s.h
@@ -90,7 +94,7 @@ func (s *scenario) liveDeps() (string, error) {
 	got := map[string]string{}
 	app := ""
 	for _, l := range strings.Split(string(imported), "\n") {
-		if m := regexp.MustCompile(`^\s*- name: (\S+)$`).FindStringSubmatch(l); m != nil {
+		if m := appLine.FindStringSubmatch(l); m != nil {
 			app = m[1]
 		}
 		if m := needsLine.FindStringSubmatch(l); m != nil {
