@@ -34,8 +34,9 @@ const (
 	// the agent calls http://localhost:PORT.
 	PluginPort = 4355
 	// PluginServiceAccount is the sidecar's own identity (Argo mounts the
-	// token of "<plugin>-executor-plugin"): it may only read workflows.
-	PluginServiceAccount = PluginConfigMap
+	// token of "<plugin>-executor-plugin", PluginConfigMap's name): it may
+	// only read workflows.
+	PluginServiceAccount = spec.PluginServiceAccount
 	// PluginCWTSuffix names the plugin-mode ClusterWorkflowTemplates, so
 	// a cluster can hold platforms of both modes: deployctl-sync-and-wait
 	// (pod) and deployctl-sync-and-wait-plugin.

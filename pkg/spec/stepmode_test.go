@@ -28,6 +28,11 @@ func TestStepMode(t *testing.T) {
 			[]string{`t.yaml:5: spec.workflow.stepMode: duplicate key "stepMode": already set at line 5; keep one`}},
 		{"misspelt key", strings.Replace(base, "workflow: {image: example.com/deploystep:1}", "workflow: {image: example.com/deploystep:1, stepmode: plugin}", 1),
 			[]string{`t.yaml:5: spec.workflow.stepmode: unknown field "stepmode" (did you mean "stepMode"?)`}},
+		{"plugin's own service account", strings.Replace(withMode("plugin"), "stepMode: plugin", "stepMode: plugin, serviceAccount: deployctl-executor-plugin", 1),
+			[]string{`t.yaml:5: spec.workflow.serviceAccount: "deployctl-executor-plugin" is the executor plugin's own ServiceAccount in plugin mode (it may only read workflows): name the workflows' another`}},
+		{"token Secret name too long", strings.Replace(withMode("plugin"), "stepMode: plugin", "stepMode: plugin, serviceAccount: "+strings.Repeat("s", 240), 1),
+			[]string{`t.yaml:5: spec.workflow.serviceAccount: "` + strings.Repeat("s", 240) + `": in plugin mode its token Secret "` + strings.Repeat("s", 240) + `.service-account-token" must be a valid Secret name: must be no more than 253 characters`}},
+		{"long service account in pod mode", strings.Replace(withMode("pod"), "stepMode: pod", "stepMode: pod, serviceAccount: "+strings.Repeat("s", 240), 1), nil},
 		{"pod", withMode("pod"), nil},
 		{"plugin", withMode("plugin"), nil},
 	} {
