@@ -231,7 +231,10 @@ var agentRules = []rbacv1.PolicyRule{
 // the step pods define them, with the secret names of the spec. Argo
 // applies a workflow's podSpecPatch to its agent pod (agent.go), and in
 // plugin mode that is the workflow's only pod. fsGroup: the agent pod's
-// own security context has none, and the token file is 0440.
+// own security context has none, and the sidecar (group 65532) must read
+// two 0440 files: the Argo CD token, and the agent's bearer token that
+// Argo's init container (user 8737) writes to /var/run/argo (argoexec
+// agent init: directory 0770, file 0440; fsGroup makes their group ours).
 func podSpecPatch(p *spec.Platform) (string, error) {
 	cs := caSecretOf(p.Spec.ArgoCD)
 	patch := corev1.PodSpec{
