@@ -9,7 +9,10 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	wffake "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned/fake"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	metafake "k8s.io/client-go/metadata/fake"
 
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
@@ -66,6 +69,45 @@ func TestNoPluginStopsTheRunWithTheFix(t *testing.T) {
 	for _, comp := range r.report.Components {
 		if comp.Name == "cert-manager" && comp.Message != "no plugin executed the template" {
 			t.Errorf("cert-manager's message %q, want the agent's", comp.Message)
+		}
+	}
+}
+
+// After applying plugin mode's rbac/, deploy waits for the token Secrets
+// Kubernetes fills (metadata only) so the agent pod does not mount an empty
+// one; if they stay empty it warns and goes on.
+func TestAwaitTokens(t *testing.T) {
+	c, err := load(t, ActionDeploy, baseEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.DAG.Platform.Spec.Workflow.StepMode = spec.StepModePlugin
+	secret := func(name string, filled bool) runtime.Object {
+		m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argo", Annotations: map[string]string{}}}
+		if filled {
+			m.Annotations[corev1.ServiceAccountUIDKey] = "u1"
+		}
+		return m
+	}
+	defer func(d time.Duration) { tokenWait = d }(tokenWait)
+	tokenWait = 50 * time.Millisecond
+	for _, filled := range []bool{true, false} {
+		scheme := metafake.NewTestScheme()
+		metav1.AddMetaToScheme(scheme)
+		scheme.AddKnownTypeWithName(corev1.SchemeGroupVersion.WithKind("Secret"), &metav1.PartialObjectMetadata{})
+		md := metafake.NewSimpleMetadataClient(scheme, secret("deployctl.service-account-token", filled), secret("deployctl-executor-plugin.service-account-token", filled))
+		var logs strings.Builder
+		r := &run{cfg: c, cl: &kube.Clients{Metadata: md}, poll: 20 * time.Millisecond,
+			log: NewLog(&logs, string(ActionDeploy), "info", "text", "", "", c.redact)}
+		r.awaitTokens(context.Background())
+		gets := len(md.Actions())
+		warned := strings.Contains(logs.String(), "token Secret not ready")
+		if filled && (gets != 2 || warned) {
+			t.Errorf("filled: %d reads, warned %v:\n%s", gets, warned, logs.String())
+		}
+		if !filled && (gets < 2 || !warned || !strings.Contains(logs.String(), "argo/deployctl.service-account-token")) {
+			t.Errorf("empty: %d reads, warned %v:\n%s", gets, warned, logs.String())
 		}
 	}
 }
