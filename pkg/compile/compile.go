@@ -107,8 +107,18 @@ func Stream(d *dag.DAG, scope string, v Visitor) (*Output, error) {
 		out.Root = rootApplication(p)
 	}
 	defaults := inputDefaultsOf(out.ClusterTemplates)
+	plugin := p.Spec.Workflow.Plugin()
+	var patch string
+	if plugin {
+		if patch, err = podSpecPatch(p); err != nil {
+			return nil, err
+		}
+	}
 	sink := func(action dag.Action) *taskSink {
 		return &taskSink{emit: func(t wfv1.DAGTask) error {
+			if plugin && t.TemplateRef != nil {
+				t.TemplateRef.Name += PluginCWTSuffix
+			}
 			defaults.drop(&t)
 			if v.Task == nil {
 				return nil
@@ -127,6 +137,7 @@ func Stream(d *dag.DAG, scope string, v Visitor) (*Output, error) {
 		if err != nil {
 			return err
 		}
+		wt.Spec.PodSpecPatch = patch // plugin mode: the agent pod's credential volumes
 		out.WorkflowTemplates[action] = wt
 		out.Workflows[action] = workflowOf(wt)
 		if v.Template == nil {

@@ -18,7 +18,7 @@ var cwtFiles = []string{"sync-and-wait.yaml", "validate.yaml", "teardown.yaml"}
 // ClusterWorkflowTemplates loads the reusable templates embedded from
 // templates/cluster-workflow-templates and points them at the spec's step
 // image. They are platform-independent: one set serves every platform that
-// uses the same image.
+// uses the same image (and step mode: plugin mode's are named apart).
 func ClusterWorkflowTemplates(w spec.Workflow) ([]*wfv1.ClusterWorkflowTemplate, error) {
 	var out []*wfv1.ClusterWorkflowTemplate
 	for _, f := range cwtFiles {
@@ -34,6 +34,11 @@ func ClusterWorkflowTemplates(w spec.Workflow) ([]*wfv1.ClusterWorkflowTemplate,
 			if c := cwt.Spec.Templates[i].Container; c != nil {
 				c.Image = w.Image
 				c.ImagePullPolicy = corev1.PullPolicy(w.ImagePullPolicy)
+			}
+		}
+		if w.Plugin() {
+			if err := pluginCWT(&cwt); err != nil {
+				return nil, err
 			}
 		}
 		out = append(out, &cwt)

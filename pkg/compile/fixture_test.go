@@ -6,14 +6,24 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // shop compiles testdata/shop.yaml, the fixture compile's own tests share.
 func shop(t *testing.T) *Output {
 	t.Helper()
+	return shopWith(t, nil)
+}
+
+// shopWith compiles testdata/shop.yaml changed by edit.
+func shopWith(t *testing.T, edit func(*spec.Platform)) *Output {
+	t.Helper()
 	d, err := dag.Load("testdata/shop.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(d.Platform)
 	}
 	out, err := Compile(d, "platform")
 	if err != nil {

@@ -24,7 +24,9 @@ const ArgoCDAccount = "deployctl"
 //
 // In Kubernetes the pods only run Argo's emissary executor, which records
 // step outputs as WorkflowTaskResults (create, patch): the step itself never
-// calls the Kubernetes API, it talks to Argo CD with a token. In Argo CD the
+// calls the Kubernetes API, it talks to Argo CD with a token. Plugin mode
+// adds the agent's WorkflowTaskSet rules and the plugin's own objects
+// (pluginRBAC). In Argo CD the
 // token's account may get, create, update, sync and delete Applications of
 // the platform's projects only.
 //
@@ -45,7 +47,19 @@ func rbac(p *spec.Platform) ([]any, error) {
 	meta := func(n, namespace string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: n, Namespace: namespace, Labels: labels}
 	}
-	return []any{
+	rules := []rbacv1.PolicyRule{{
+		APIGroups: []string{"argoproj.io"},
+		Resources: []string{"workflowtaskresults"},
+		Verbs:     []string{"create", "patch"},
+	}}
+	var plugin []any
+	if p.Spec.Workflow.Plugin() {
+		rules = append(rules, agentRules...)
+		if plugin, err = pluginRBAC(p, meta); err != nil {
+			return nil, err
+		}
+	}
+	objs := []any{
 		&corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: meta(sa, ns),
@@ -53,11 +67,7 @@ func rbac(p *spec.Platform) ([]any, error) {
 		&rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 			ObjectMeta: meta(name, ns),
-			Rules: []rbacv1.PolicyRule{{
-				APIGroups: []string{"argoproj.io"},
-				Resources: []string{"workflowtaskresults"},
-				Verbs:     []string{"create", "patch"},
-			}},
+			Rules:      rules,
 		},
 		&rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
@@ -77,7 +87,8 @@ func rbac(p *spec.Platform) ([]any, error) {
 			ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: p.Spec.ArgoCD.Namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "argocd"}},
 			Data:       map[string]string{"policy." + ArgoCDAccount + "-" + p.Metadata.Name + ".csv": argoCDPolicy(p)},
 		},
-	}, nil
+	}
+	return append(objs, plugin...), nil
 }
 
 // argoCDPolicy grants the account exactly the Application verbs the step

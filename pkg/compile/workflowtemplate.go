@@ -30,15 +30,7 @@ const (
 // (see templates/cluster-workflow-templates): how to reach Argo CD.
 func connectionParams(p *spec.Platform) []wfv1.Parameter {
 	a := p.Spec.ArgoCD
-	// Without a CA secret the (optional) CA volume names a placeholder and
-	// the step uses the system roots.
-	caSecret, caKey, caFile := "deployctl-argocd-ca", "ca.crt", ""
-	if a.CASecret != nil {
-		caSecret, caFile = a.CASecret.Name, caMount+"/ca.crt"
-		if a.CASecret.Key != "" {
-			caKey = a.CASecret.Key
-		}
-	}
+	ca := caSecretOf(a)
 	return []wfv1.Parameter{
 		param("argocd-server", a.Server),
 		param("argocd-namespace", a.Namespace),
@@ -47,10 +39,26 @@ func connectionParams(p *spec.Platform) []wfv1.Parameter {
 		param("argocd-root-path", a.RootPath),
 		param("token-secret", a.TokenSecret.Name),
 		param("token-key", a.TokenSecret.Key),
-		param("ca-secret", caSecret),
-		param("ca-key", caKey),
-		param("argocd-ca-file", caFile),
+		param("ca-secret", ca.secret),
+		param("ca-key", ca.key),
+		param("argocd-ca-file", ca.file),
 	}
+}
+
+// caSecretRef is the CA bundle's secret, key and path in the step.
+type caSecretRef struct{ secret, key, file string }
+
+// caSecretOf: without a CA secret the (optional) CA volume names a
+// placeholder and the step uses the system roots.
+func caSecretOf(a spec.ArgoCD) caSecretRef {
+	ca := caSecretRef{"deployctl-argocd-ca", "ca.crt", ""}
+	if a.CASecret != nil {
+		ca.secret, ca.file = a.CASecret.Name, caMount+"/ca.crt"
+		if a.CASecret.Key != "" {
+			ca.key = a.CASecret.Key
+		}
+	}
+	return ca
 }
 
 // caMount is where the CWTs mount the CA bundle (templates/…).

@@ -52,15 +52,18 @@ func (r *run) runPreflight(ctx context.Context) (int, string) {
 
 // preflightFix is what to do about a failed check.
 var preflightFix = map[string]string{
-	"api":            "api: check the kubeconfig's server address and the network path to it, then run again",
-	"credentials":    "credentials: renew the kubeconfig's credentials (token or client certificate)",
-	"permissions":    "permissions: grant the executor's identity the verbs listed under failures (e.g. a ClusterRole bound to it)",
-	"nodes":          "nodes: bring at least one node to Ready (kubectl describe nodes)",
-	"dns":            "dns: make cluster DNS (CoreDNS, k8s-app=kube-dns) Running and Ready in kube-system",
-	"argo-cd":        "argo-cd: install Argo CD and wait until it is Ready (bootstrap, Phase 1)",
-	"argo-workflows": "argo-workflows: install Argo Workflows and wait until its controller is Ready (bootstrap, Phase 1)",
-	"argocd-token":   "argocd-token: create the Argo CD API token Secret, or mount the token file into the secrets directory",
-	"templates":      "templates: fix what the API server refused in the dry-run apply (see failures)",
+	"api":                        "api: check the kubeconfig's server address and the network path to it, then run again",
+	"credentials":                "credentials: renew the kubeconfig's credentials (token or client certificate)",
+	"permissions":                "permissions: grant the executor's identity the verbs listed under failures (e.g. a ClusterRole bound to it)",
+	"nodes":                      "nodes: bring at least one node to Ready (kubectl describe nodes)",
+	"dns":                        "dns: make cluster DNS (CoreDNS, k8s-app=kube-dns) Running and Ready in kube-system",
+	"argo-cd":                    "argo-cd: install Argo CD and wait until it is Ready (bootstrap, Phase 1)",
+	"argo-workflows":             "argo-workflows: install Argo Workflows and wait until its controller is Ready (bootstrap, Phase 1)",
+	"argocd-token":               "argocd-token: create the Argo CD API token Secret, or mount the token file into the secrets directory",
+	"templates":                  "templates: fix what the API server refused in the dry-run apply (see failures)",
+	preflight.CheckPlugin:        preflight.CheckPlugin + ": apply rbac/" + compile.PluginConfigMap + ".yaml (deploy does), one step image per workflow namespace in plugin mode",
+	preflight.CheckPluginTokens:  preflight.CheckPluginTokens + ": apply rbac/ (the ServiceAccounts and their token Secrets; deploy does) and check Kubernetes' token controller fills them",
+	preflight.CheckPluginEnabled: preflight.CheckPluginEnabled + ": set ARGO_EXECUTOR_PLUGINS=true on the workflow-controller Deployment (it restarts), or generate with spec.workflow.stepMode: pod",
 }
 
 func (r *run) preflightOnly(ctx context.Context) (int, string, error) {
@@ -139,6 +142,9 @@ func (r *run) prepare(ctx context.Context, action dag.Action, upToDate, absent f
 	if code, summary, err := r.applyPhase(ctx); code != exitcode.OK {
 		return workflow.Decision{}, code, summary, err
 	}
+	if r.cfg.DAG.Platform.Spec.Workflow.Plugin() && !r.cfg.DryRun {
+		r.awaitTokens(ctx)
+	}
 	return dec, exitcode.OK, "", nil
 }
 
@@ -212,6 +218,9 @@ func (r *run) followAndReport(ctx context.Context, w *wfv1.Workflow, refs []comp
 	r.report.EndPhase(PhaseFollow)
 	r.recordRun(w)
 	r.fromWorkflow(w, refs, dag.Deploy, kept)
+	if code, summary, ok := r.pluginMissing(ctx, w, err); ok {
+		return code, summary, err
+	}
 	if err != nil {
 		return exitcode.Failure, err.Error(), err
 	}
@@ -424,6 +433,9 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 	r.report.EndPhase(PhaseFollow)
 	r.recordRun(w)
 	r.fromWorkflow(w, refs, dag.Teardown, nil)
+	if code, summary, ok := r.pluginMissing(ctx, w, err); ok {
+		return code, summary, err
+	}
 	if err != nil {
 		return exitcode.Failure, err.Error(), err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
 	"github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 func compiled(t *testing.T, c *Config) *compile.Output {
@@ -31,20 +32,31 @@ func compiled(t *testing.T, c *Config) *compile.Output {
 	return out
 }
 
-// What deploy applies, in order: RBAC, the Argo CD partials (argocd-cm
-// once, with the account and every health customization), the credentials
-// found, the ClusterWorkflowTemplates, the three WorkflowTemplates.
-func TestObjectsToApply(t *testing.T) {
+// deployObjects is what deploy applies for the test platform changed by
+// edit, with the Argo CD token in the secrets directory.
+func deployObjects(t *testing.T, edit func(*Config)) []apply.Object {
+	t.Helper()
 	env := baseEnv(t)
 	os.WriteFile(filepath.Join(env["SECRETS_DIR"], SecretArgoCDToken), []byte(sentinel+"\n"), 0o600)
 	c, err := load(t, ActionDeploy, env)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if edit != nil {
+		edit(c)
+	}
 	objs, err := objectsToApply(c, compiled(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return objs
+}
+
+// What deploy applies, in order: RBAC, the Argo CD partials (argocd-cm
+// once, with the account and every health customization), the credentials
+// found, the ClusterWorkflowTemplates, the three WorkflowTemplates.
+func TestObjectsToApply(t *testing.T) {
+	objs := deployObjects(t, nil)
 	var got []string
 	for _, o := range objs {
 		got = append(got, o.String())
@@ -200,5 +212,37 @@ func TestApplyIsIdempotent(t *testing.T) {
 	}
 	if f.applies != 3*len(objs) {
 		t.Errorf("%d applies", f.applies)
+	}
+}
+
+// Plugin mode applies rbac/'s plugin objects after the Argo CD partials,
+// each token Secret after its ServiceAccount (Kubernetes fills a token only
+// for an existing one), all with the platform's manager as rbac/ is applied
+// by hand; the Argo CD credentials keep the executor's.
+func TestObjectsToApplyPluginMode(t *testing.T) {
+	objs := deployObjects(t, func(c *Config) { c.DAG.Platform.Spec.Workflow.StepMode = spec.StepModePlugin })
+	var got []string
+	for _, o := range objs[:12] {
+		got = append(got, o.String()+" by "+o.Manager)
+	}
+	want := []string{
+		"ServiceAccount argo/deployctl by deployctl-minimal",
+		"Role argo/deployctl-minimal by deployctl-minimal",
+		"RoleBinding argo/deployctl-minimal by deployctl-minimal",
+		"ConfigMap argocd/argocd-cm by deployctl-minimal",
+		"ConfigMap argocd/argocd-rbac-cm by deployctl-minimal",
+		"ConfigMap argo/deployctl-executor-plugin by deployctl-minimal",
+		"ServiceAccount argo/deployctl-executor-plugin by deployctl-minimal",
+		"Role argo/deployctl-executor-plugin by deployctl-minimal",
+		"RoleBinding argo/deployctl-executor-plugin by deployctl-minimal",
+		"Secret argo/deployctl.service-account-token by deployctl-minimal",
+		"Secret argo/deployctl-executor-plugin.service-account-token by deployctl-minimal",
+		"Secret argo/deployctl-argocd-token by deployctl",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if last := objs[len(objs)-4].String(); last != "ClusterWorkflowTemplate deployctl-teardown-plugin" {
+		t.Errorf("last CWT %s, want the plugin-mode one", last)
 	}
 }

@@ -118,7 +118,8 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 				}
 			}
 			if n.FailedOrError() {
-				comp.Message = n.Message
+				msg := livestate.MessageOf(w, n)
+				comp.Message = msg
 				if res := comp.StepResult; res != nil && res.Message != "" {
 					comp.Message = res.Message
 				}
@@ -126,8 +127,8 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 					comp.Status = report.CompOrphans
 				}
 				diag := stepDiagnostics(comp.StepResult)
-				if n.Message != "" {
-					diag = append([]string{"node: " + n.Message}, diag...)
+				if msg != "" {
+					diag = append([]string{"node: " + msg}, diag...)
 				}
 				r.report.Fail(c.app, PhaseFollow, comp.Message, diag...)
 				r.metrics.Error(PhaseFollow)

@@ -90,7 +90,11 @@ func objectsToApply(c *Config, out *compile.Output) ([]apply.Object, error) {
 		case "ServiceAccount", "Role", "RoleBinding": // the rest of rbac/: one manager per folder, as the README applies it
 			mgr = PlatformFieldManager(out.Platform)
 		case "ConfigMap":
-			if u.GetNamespace() == p.Spec.ArgoCD.Namespace {
+			if u.GetNamespace() == p.Spec.ArgoCD.Namespace || u.GetName() == compile.PluginConfigMap {
+				mgr = PlatformFieldManager(out.Platform)
+			}
+		case "Secret": // plugin mode's token Secrets are rbac/'s; the credentials are not
+			if t, _, _ := unstructured.NestedString(u.Object, "type"); t == string(corev1.SecretTypeServiceAccountToken) {
 				mgr = PlatformFieldManager(out.Platform)
 			}
 		}

@@ -281,7 +281,17 @@ func isTerminal(w io.Writer) bool {
 // follow watches a run to its end (workflow.Follow), reporting the shown
 // tasks' transitions on the executor's output and log.
 func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv1.Workflow, error) {
+	var halt func(*wfv1.Workflow) error
+	if r.cfg.DAG.Platform.Spec.Workflow.Plugin() {
+		halt = func(w *wfv1.Workflow) error {
+			if pm := workflow.FindPluginMissing(w); pm != nil {
+				return pm
+			}
+			return nil
+		}
+	}
 	return workflow.Follow(ctx, r.cl, w, workflow.Watch{
+		Halt: halt,
 		Show: show, Out: r.out, TTY: r.tty, Started: r.started, Poll: r.poll,
 		Log:         r.log.Phase(PhaseFollow),
 		NodeLog:     func(node string) *slog.Logger { return r.log.For(PhaseFollow, node) },

@@ -128,33 +128,39 @@ func TestArgoValidatorAcceptsEverything(t *testing.T) {
 				if len(p.cwts) != 3 || len(p.wts) != 3 || len(p.wfs) != 3 {
 					t.Fatalf("want 3 CWTs, 3 WorkflowTemplates, 3 Workflows; got %d, %d, %d", len(p.cwts), len(p.wts), len(p.wfs))
 				}
-				lint := validate.ValidateOpts{Lint: true}
-				for name, c := range p.cwts {
-					if err := validate.ValidateClusterWorkflowTemplate(p.wts, p.cwts, c, nil, lint); err != nil {
-						t.Errorf("ClusterWorkflowTemplate %s: %v", name, err)
-					}
-				}
-				for name, wt := range p.wts {
-					if err := validate.ValidateWorkflowTemplate(p.wts, p.cwts, wt, nil, lint); err != nil {
-						t.Errorf("WorkflowTemplate %s: %v", name, err)
-					}
-				}
-				for path, wf := range p.wfs {
-					if err := validate.ValidateWorkflow(p.wts, p.cwts, wf, nil, lint); err != nil {
-						t.Errorf("Workflow %s: %v", path, err)
-					}
-				}
-				// The steady-state validate CronWorkflow (events/) against the
-				// real generated validate WorkflowTemplate.
-				if len(p.crons) == 0 {
-					t.Error("no CronWorkflow generated")
-				}
-				for path, c := range p.crons {
-					if err := validate.ValidateCronWorkflow(context.Background(), p.wts, p.cwts, c, nil); err != nil {
-						t.Errorf("CronWorkflow %s: %v", path, err)
-					}
-				}
+				argoValidate(t, p)
 			})
+		}
+	}
+}
+
+// argoValidate runs Argo's validator on every template and workflow of a
+// parsed tree, and on the steady-state validate CronWorkflow (events/)
+// against the real generated validate WorkflowTemplate.
+func argoValidate(t *testing.T, p parsed) {
+	t.Helper()
+	lint := validate.ValidateOpts{Lint: true}
+	for name, c := range p.cwts {
+		if err := validate.ValidateClusterWorkflowTemplate(p.wts, p.cwts, c, nil, lint); err != nil {
+			t.Errorf("ClusterWorkflowTemplate %s: %v", name, err)
+		}
+	}
+	for name, wt := range p.wts {
+		if err := validate.ValidateWorkflowTemplate(p.wts, p.cwts, wt, nil, lint); err != nil {
+			t.Errorf("WorkflowTemplate %s: %v", name, err)
+		}
+	}
+	for path, wf := range p.wfs {
+		if err := validate.ValidateWorkflow(p.wts, p.cwts, wf, nil, lint); err != nil {
+			t.Errorf("Workflow %s: %v", path, err)
+		}
+	}
+	if len(p.crons) == 0 {
+		t.Error("no CronWorkflow generated")
+	}
+	for path, c := range p.crons {
+		if err := validate.ValidateCronWorkflow(context.Background(), p.wts, p.cwts, c, nil); err != nil {
+			t.Errorf("CronWorkflow %s: %v", path, err)
 		}
 	}
 }

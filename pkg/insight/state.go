@@ -35,7 +35,7 @@ func (r *Run) settle(wf *wfv1.Workflow, apps map[string]*unstructured.Unstructur
 			n.Attempts = len(an.Children)
 		}
 		if an.FailedOrError() {
-			n.Message = an.Message
+			n.Message = livestate.MessageOf(wf, an)
 			if res := livestate.ResultOf(wf, an); res != nil {
 				if res.Message != "" {
 					n.Message = res.Message

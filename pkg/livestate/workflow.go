@@ -68,3 +68,23 @@ func ResultOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) *stepresult.Result {
 	}
 	return nil
 }
+
+// MessageOf is why a task's node ended as it did, as Argo shows it on the
+// attempt: a Retry node's own message is Argo's verdict on retrying
+// ("retryStrategy.expression evaluated to false", "No more retries left"),
+// so the latest attempt's message is taken when it has one. An attempt's
+// message is the step's in both step modes: in pod mode Argo's "main:
+// Error (exit code 1): <termination message>", in plugin mode the
+// plugin's reply (or Argo's agent's own, e.g. "no plugin executed the
+// template").
+func MessageOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) string {
+	if n.Type == wfv1.NodeTypeRetry {
+		as := Attempts(wf, n)
+		for i := len(as) - 1; i >= 0; i-- {
+			if as[i].Message != "" {
+				return as[i].Message
+			}
+		}
+	}
+	return n.Message
+}

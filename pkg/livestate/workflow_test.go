@@ -71,3 +71,32 @@ func TestAttemptsAndResultOf(t *testing.T) {
 		t.Errorf("web: %+v, want none from an output that is not a result", r)
 	}
 }
+
+// MessageOf: a Retry node's verdict on retrying gives way to its latest
+// attempt's message (the step's reason, in pod and plugin mode alike); a
+// node that is not a Retry node, or whose attempts say nothing, keeps its
+// own.
+func TestMessageOf(t *testing.T) {
+	wf := retried()
+	set := func(id, msg string) {
+		n := wf.Status.Nodes[id]
+		n.Message = msg
+		wf.Status.Nodes[id] = n
+	}
+	set("db", "retryStrategy.expression evaluated to false")
+	set("db0", "main: Error (exit code 75): Argo CD API unreachable")
+	set("db1", "main: Error (exit code 1): Degraded: Deployment app/db: 0/1 ready")
+	set("web", "main: Error (exit code 1): OutOfSync")
+	n := func(id string) *wfv1.NodeStatus { c := wf.Status.Nodes[id]; return &c }
+	if got := MessageOf(wf, n("db")); got != "main: Error (exit code 1): Degraded: Deployment app/db: 0/1 ready" {
+		t.Errorf("Retry node: %q, want the latest attempt's", got)
+	}
+	if got := MessageOf(wf, n("web")); got != "main: Error (exit code 1): OutOfSync" {
+		t.Errorf("Pod node: %q", got)
+	}
+	set("db0", "")
+	set("db1", "")
+	if got := MessageOf(wf, n("db")); got != "retryStrategy.expression evaluated to false" {
+		t.Errorf("attempts without a message: %q, want the Retry node's", got)
+	}
+}

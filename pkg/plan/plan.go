@@ -35,6 +35,9 @@ type Plan struct {
 	Teardown []string `json:"teardownOrder"`
 	Nodes    []Node   `json:"nodes"`
 	Stacks   []Stack  `json:"stacks"`
+	// StepMode is set for plugin mode only (spec.workflow.stepMode), so a
+	// pod-mode plan reads as before.
+	StepMode string `json:"stepMode,omitempty"`
 }
 
 // Node is one app of the plan.
@@ -90,6 +93,9 @@ func Make(d *dag.DAG, scope string, action dag.Action) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Platform: d.Platform.Metadata.Name, Scope: scope, Action: action}
+	if d.Platform.Spec.Workflow.Plugin() {
+		p.StepMode = d.Platform.Spec.Workflow.StepMode
+	}
 
 	// Layers over apps only: joins have depth 0 so they do not inflate it.
 	depth := map[string]int{}

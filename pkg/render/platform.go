@@ -124,11 +124,17 @@ func Platform(out *compile.Output, plans Plans, extra ...Folder) (Tree, error) {
 }
 
 // rbacFile names an RBAC object's file by kind (and name for ConfigMaps,
-// which are partial Argo CD configs).
+// which are partial Argo CD configs or the plugin's declaration, and for
+// Secrets, the legacy service account tokens of plugin mode); the executor
+// plugin's own ServiceAccount, Role and RoleBinding are executor-plugin-KIND.
 func rbacFile(o any) string {
 	kind := strings.ToLower(o.(runtime.Object).GetObjectKind().GroupVersionKind().Kind)
-	if kind == "configmap" {
-		return o.(metav1.Object).GetName() + ".yaml"
+	name := o.(metav1.Object).GetName()
+	switch {
+	case kind == "configmap" || kind == "secret":
+		return name + ".yaml"
+	case name == compile.PluginServiceAccount:
+		return "executor-plugin-" + kind + ".yaml"
 	}
 	return kind + ".yaml"
 }

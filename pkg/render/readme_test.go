@@ -10,13 +10,23 @@ import (
 	"github.com/deployctl/deployctl/pkg/executor"
 	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 func readmeOf(t *testing.T, file string) ([]byte, *compile.Output) {
 	t.Helper()
+	return readmeWith(t, file, nil)
+}
+
+// readmeWith is readmeOf of the spec changed by edit.
+func readmeWith(t *testing.T, file string, edit func(*spec.Platform)) ([]byte, *compile.Output) {
+	t.Helper()
 	d, err := dag.Load(file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(d.Platform)
 	}
 	out, err := compile.Compile(d, "platform")
 	if err != nil {
@@ -140,6 +150,22 @@ func TestQuickstartBlocks(t *testing.T) {
 	} {
 		if !strings.Contains(apply, s) {
 			t.Errorf("apply block lacks %q:\n%s", s, apply)
+		}
+	}
+}
+
+// In plugin mode the README says what the cluster needs for it (the
+// controller's ARGO_EXECUTOR_PLUGINS) and what failing that looks like; in
+// pod mode it says nothing of plugins.
+func TestReadmePluginMode(t *testing.T) {
+	pod, _ := readmeOf(t, "../../examples/minimal.yaml")
+	plugin, _ := readmeWith(t, "../../examples/minimal.yaml", func(p *spec.Platform) { p.Spec.Workflow.StepMode = spec.StepModePlugin })
+	if strings.Contains(string(pod), "plugin") {
+		t.Error("the pod-mode README mentions plugins")
+	}
+	for _, want := range []string{"**Plugin mode**", "ConfigMap `deployctl-executor-plugin`", "set env deployment/workflow-controller ARGO_EXECUTOR_PLUGINS=true", `"no plugin executed the template"`} {
+		if !strings.Contains(string(plugin), want) {
+			t.Errorf("the plugin-mode README lacks %q", want)
 		}
 	}
 }

@@ -231,6 +231,23 @@ func checkRepoPath(p string) error {
 }
 
 // k8sName applies one of Kubernetes' name rules.
+// PluginServiceAccount is the executor plugin's own ServiceAccount (plugin
+// mode; pkg/compile makes it).
+const PluginServiceAccount = "deployctl-executor-plugin"
+
+// pluginServiceAccount: in plugin mode the workflow's ServiceAccount gets a
+// legacy token Secret named SA.service-account-token (what Argo reads), and
+// must not be the plugin's own.
+func pluginServiceAccount(sa string) error {
+	if sa == PluginServiceAccount {
+		return fmt.Errorf("%q is the executor plugin's own ServiceAccount in plugin mode (it may only read workflows): name the workflows' another", sa)
+	}
+	if msgs := validation.IsDNS1123Subdomain(sa + ".service-account-token"); len(msgs) > 0 {
+		return fmt.Errorf("%q: in plugin mode its token Secret %q must be a valid Secret name: %s", sa, sa+".service-account-token", joinMsgs(msgs))
+	}
+	return nil
+}
+
 func k8sName(rule func(string) []string, what, v string) error {
 	if msgs := rule(v); len(msgs) > 0 {
 		return fmt.Errorf("%q is not a valid %s: %s", v, what, joinMsgs(msgs))
@@ -279,7 +296,11 @@ func (d *Document) checkReceivers(errs *Errors) {
 
 	// Argo Workflows.
 	if sa := s.Workflow.ServiceAccount; sa != "" {
-		add("spec.workflow.serviceAccount", k8sName(validation.IsDNS1123Subdomain, "ServiceAccount name", sa))
+		err := k8sName(validation.IsDNS1123Subdomain, "ServiceAccount name", sa)
+		if err == nil && s.Workflow.Plugin() {
+			err = pluginServiceAccount(sa)
+		}
+		add("spec.workflow.serviceAccount", err)
 	}
 
 	// Defaults and apps.

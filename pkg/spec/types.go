@@ -70,7 +70,29 @@ type Workflow struct {
 	Image           string `json:"image"`
 	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
 	Parallelism     int    `json:"parallelism,omitempty"`
+	// StepMode is how a node's step runs: StepModePod (one pod per node)
+	// or StepModePlugin (Argo's executor plugin, one agent pod per run).
+	// Normalized to "" for pod, so a spec that spells out the default
+	// keeps the spec hash of one that does not; read it with Mode.
+	StepMode string `json:"stepMode,omitempty"`
 }
+
+// Step modes (spec.workflow.stepMode).
+const (
+	StepModePod    = "pod"
+	StepModePlugin = "plugin"
+)
+
+// Mode is the workflow's step mode, StepModePod unless plugin.
+func (w Workflow) Mode() string {
+	if w.StepMode == "" {
+		return StepModePod
+	}
+	return w.StepMode
+}
+
+// Plugin reports whether steps run in the executor plugin.
+func (w Workflow) Plugin() bool { return w.StepMode == StepModePlugin }
 
 // Defaults apply to every app that does not say otherwise.
 type Defaults struct {

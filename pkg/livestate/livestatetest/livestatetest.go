@@ -19,7 +19,12 @@ var runs embed.FS
 // examples/minimal.yaml that failed at database (see the file's header).
 func failedDeployYAML(t testing.TB) []byte {
 	t.Helper()
-	data, err := runs.ReadFile("testdata/failed-deploy.yaml")
+	return read(t, "failed-deploy.yaml")
+}
+
+func read(t testing.TB, file string) []byte {
+	t.Helper()
+	data, err := runs.ReadFile("testdata/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,8 +35,21 @@ func failedDeployYAML(t testing.TB) []byte {
 // does not know is a mistake in the fixture.
 func FailedDeploy(t testing.TB) *wfv1.Workflow {
 	t.Helper()
+	return decode(t, failedDeployYAML(t))
+}
+
+// NoPluginDeploy is testdata/no-plugin-deploy.yaml: a plugin-mode deploy
+// run of examples/minimal.yaml whose first nodes failed with Argo's "no
+// plugin executed the template" (see the file's header).
+func NoPluginDeploy(t testing.TB) *wfv1.Workflow {
+	t.Helper()
+	return decode(t, read(t, "no-plugin-deploy.yaml"))
+}
+
+func decode(t testing.TB, data []byte) *wfv1.Workflow {
+	t.Helper()
 	var wf wfv1.Workflow
-	if err := yaml.UnmarshalStrict(failedDeployYAML(t), &wf); err != nil {
+	if err := yaml.UnmarshalStrict(data, &wf); err != nil {
 		t.Fatal(err)
 	}
 	return &wf

@@ -41,7 +41,11 @@ otherwise.`,
 				for _, w := range d.Redundant() {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d apps, %d stacks)\n", f, len(d.Apps()), len(d.Stacks()))
+				mode := ""
+				if d.Platform.Spec.Workflow.Plugin() {
+					mode = "; steps in the executor plugin: the workflow controller needs ARGO_EXECUTOR_PLUGINS=true (deployctl preflight checks)"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d apps, %d stacks%s)\n", f, len(d.Apps()), len(d.Stacks()), mode)
 			}
 			if failed > 0 {
 				return exitcode.With(exitcode.Invalid, errors.New(plural(failed)))

@@ -53,3 +53,31 @@ func TestLintRefusesWhatGenerateRefuses(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
+
+// In plugin mode lint passes the spec and says what the mode needs of the
+// cluster; in pod mode it says nothing of it.
+func TestLintNamesPluginMode(t *testing.T) {
+	p := testplatform.Random(rand.New(rand.NewSource(1)), 3, 5)
+	for _, mode := range []string{"pod", "plugin"} {
+		p.Spec.Workflow.StepMode = mode
+		b, err := yaml.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "p.yaml")
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := NewCommand()
+		var stdout bytes.Buffer
+		cmd.SetOut(&stdout)
+		cmd.SetErr(&stdout)
+		cmd.SetArgs([]string{file})
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if got := strings.Contains(stdout.String(), "ARGO_EXECUTOR_PLUGINS=true"); got != (mode == "plugin") {
+			t.Errorf("%s mode: %s", mode, stdout.String())
+		}
+	}
+}

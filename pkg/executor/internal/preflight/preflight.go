@@ -62,7 +62,11 @@ func (r *checker) permissions() []permission {
 		// resume deletes the pods of the nodes it resets, as `argo retry` does
 		ps = append(ps, permission{[]string{"delete"}, "", "pods", wf})
 	}
-	if r.HasSecrets {
+	if p.Spec.Workflow.Plugin() {
+		// rbac/ holds the plugin's ConfigMap and two token Secrets there
+		ps = append(ps, permission{apply, "", "configmaps", wf})
+	}
+	if r.HasSecrets || p.Spec.Workflow.Plugin() {
 		ps = append(ps, permission{apply, "", "secrets", wf})
 	} else {
 		ps = append(ps, permission{[]string{"get"}, "", "secrets", wf})
@@ -106,20 +110,25 @@ func (r *checker) run(ctx context.Context) []report.Check {
 		lv := map[string]func(string, ...any){report.Pass: lg.Info, report.Warn: lg.Warn, report.Fail: lg.Error, report.Skip: lg.Info}[c.Status]
 		lv("check "+c.Name, "status", c.Status, "reason", c.Reason)
 	}
+	plugin := r.Platform.Spec.Workflow.Plugin() && r.Action != report.ActionValidate
+	skip := func(reason string, names ...string) {
+		if plugin {
+			names = append(names, PluginChecks...)
+		}
+		for _, n := range names {
+			add(report.Check{Name: n, Status: report.Skip, Reason: reason})
+		}
+	}
 	api := r.checkAPI(ctx)
 	add(api)
 	if api.Status == report.Fail {
-		for _, n := range []string{"credentials", "permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates"} {
-			add(report.Check{Name: n, Status: report.Skip, Reason: "the API server is not reachable"})
-		}
+		skip("the API server is not reachable", "credentials", "permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates")
 		return checks
 	}
 	creds := r.checkCredentials(ctx)
 	add(creds)
 	if creds.Status == report.Fail {
-		for _, n := range []string{"permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates"} {
-			add(report.Check{Name: n, Status: report.Skip, Reason: "the credentials were not accepted"})
-		}
+		skip("the credentials were not accepted", "permissions", "nodes", "dns", "argo-cd", "argo-workflows", "argocd-token", "templates")
 		return checks
 	}
 	add(r.checkPermissions(ctx))
@@ -139,6 +148,11 @@ func (r *checker) run(ctx context.Context) []report.Check {
 	}
 	if r.Action == report.ActionDeploy || r.Action == report.ActionPreflight {
 		add(r.checkHealthCustomizations(ctx))
+	}
+	if plugin {
+		add(r.checkPluginConfigMap(ctx))
+		add(r.checkPluginTokens(ctx))
+		add(r.checkPluginsEnabled(ctx))
 	}
 	return checks
 }

@@ -36,6 +36,9 @@ type Watch struct {
 	NodeLog     func(node string) *slog.Logger
 	JSONLog     bool
 	OnReadError func()
+	// Halt, if set, is asked about every state read: an error ends the
+	// follow at once with that error (the run is not waited for).
+	Halt func(*wfv1.Workflow) error
 }
 
 // follower prints a run's node transitions: one plain line per change of
@@ -66,6 +69,11 @@ func Follow(ctx context.Context, cl *kube.Clients, w *wfv1.Workflow, wt Watch) (
 	defer f.clearLine()
 	for {
 		f.observe(w)
+		if wt.Halt != nil {
+			if err := wt.Halt(w); err != nil {
+				return w, err
+			}
+		}
 		if w.Status.Phase.Completed() {
 			lg.Info("workflow finished", "workflow", w.Name, "workflow_phase", string(w.Status.Phase), "message", w.Status.Message)
 			return w, nil
