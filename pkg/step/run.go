@@ -174,3 +174,12 @@ func (r *runner) dispatch(ctx context.Context, inv *cmdline.Invocation, res resu
 	}
 	return fail(exitcode.Invalid, "unknown command %q", inv.Command)
 }
+
+// FailedOutcome is the outcome of an invocation that never ran: the
+// command's result header with code and err, as the pod would report them.
+func FailedOutcome(command string, code int, err error) Outcome {
+	h := stepresult.NewHeader(command)
+	h.Finish(code, err, 0)
+	data, _ := json.MarshalIndent(&h, "", "  ")
+	return Outcome{Code: code, Summary: summary(&h), Result: append(data, '\n')}
+}

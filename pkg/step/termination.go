@@ -27,11 +27,12 @@ func writeTerminationMessage(env func(string) (string, bool), line string) {
 		return
 	}
 	defer f.Close()
-	_, _ = f.WriteString(truncateUTF8(line, terminationMessageMax))
+	_, _ = f.WriteString(Clip(line, terminationMessageMax))
 }
 
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
+// Clip cuts s to at most n bytes, ending in "…", without splitting a
+// character: for the termination message and the plugin's node message.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
