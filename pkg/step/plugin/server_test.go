@@ -240,3 +240,32 @@ func TestJobTableIsBounded(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	t.Logf("heap in use: %d KiB before, %d KiB after 20,000 calls", before.HeapInuse>>10, after.HeapInuse>>10)
 }
+
+// Whatever the body, the reply is 200 with {} or a node, never a panic;
+// nothing invalid starts a job. (go test -fuzz FuzzExecute, briefly)
+func FuzzExecute(f *testing.F) {
+	k := pt.NewKube(f, "ns", "wf", "uid-1")
+	f.Add(k.Body(validateTemplate("web")))
+	f.Add(k.Body(pt.Template("sync-and-wait", nil, []string{"sync-and-wait", "--app", "a", "--check", "http:x"}, connEnv)))
+	f.Add([]byte(`{"workflow":{"metadata":{"uid":"u","name":"n","namespace":"s"}},"template":{"plugin":{"deployctl":{"args":["teardown"],"env":[{"name":"A"},{"name":"A"}]}}}}`))
+	f.Add([]byte(`{"template":{"plugin":{"deployctl":null}}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s, err := New(ctx, Config{Token: agentToken, Exec: func(context.Context, []string, func(string) (string, bool), io.Writer) step.Outcome {
+			return step.FailedOutcome("x", exitcode.OK, nil)
+		}, KubeURL: "http://127.0.0.1:1", LookupWindow: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, rep := pt.Call(t, s, agentToken, body)
+		if code != http.StatusOK {
+			t.Fatalf("HTTP %d", code)
+		}
+		if rep.Node != nil && rep.Node.Phase == phaseFailed && len(s.jobs) != 0 {
+			t.Fatalf("a failed call left a job")
+		}
+		cancel()
+		s.Wait()
+	})
+}
