@@ -118,23 +118,32 @@ func (s *Server) drop(j *job) {
 	s.doneCount--
 }
 
-// finish records the outcome, and keeps at most MaxJobs finished jobs (the
-// oldest finished go first: their nodes were answered long ago).
+// finish records the outcome, and keeps at most MaxJobs finished jobs: the
+// oldest answered go first (the agent never asks for them again), then the
+// oldest unanswered (its node, should the agent still ask, runs the step
+// again, which adopts the operation: nothing is synced twice).
 func (s *Server) finish(j *job, out step.Outcome) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
 	j.mu.Lock()
 	j.done, j.out, j.finished = true, out, s.seq
+	j.call = nil // the command line, manifest included, is not needed again
 	j.mu.Unlock()
 	s.running--
 	s.runningBytes -= j.size
 	s.doneCount++
 	for s.doneCount > s.cfg.MaxJobs {
 		var oldest *job
+		older := func(o *job) bool {
+			if oldest == nil || o.answered != oldest.answered {
+				return oldest == nil || o.answered
+			}
+			return o.finished < oldest.finished
+		}
 		for _, o := range s.jobs {
 			o.mu.Lock()
-			if o.done && (oldest == nil || o.finished < oldest.finished) {
+			if o.done && older(o) {
 				oldest = o
 			}
 			o.mu.Unlock()
@@ -147,8 +156,11 @@ func (s *Server) finish(j *job, out step.Outcome) {
 // sync id), then run the step as the pod would.
 func (s *Server) run(j *job) {
 	defer s.wg.Done()
+	j.mu.Lock()
+	c := j.call
+	j.mu.Unlock()
 	env := map[string]string{}
-	for _, e := range j.call.Env {
+	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}
 	log := &lastLine{j: j, to: s.cfg.Log, prefix: j.wf.Namespace + "/" + j.wf.Name + " " + j.tmpl.Name + ": "}
@@ -166,7 +178,7 @@ func (s *Server) run(j *job) {
 		fmt.Fprintf(log, "node %s, sync id %s (from node %s)\n", id.node, id.syncID, id.anchor)
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	s.finish(j, s.cfg.Exec(s.ctx, j.call.Args, lookup, log))
+	s.finish(j, s.cfg.Exec(s.ctx, c.Args, lookup, log))
 }
 
 func (j *job) setProgress(p string) {

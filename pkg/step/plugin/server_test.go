@@ -269,3 +269,34 @@ func FuzzExecute(f *testing.F) {
 		s.Wait()
 	})
 }
+
+// Past MaxJobs finished jobs, the answered ones go first: a node still
+// waiting for its final reply keeps it.
+func TestFinishedJobsEviction(t *testing.T) {
+	s, fe := newTestServer(t, Config{MaxJobs: 2})
+	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	body := func(i int) []byte { return k.Body(validateTemplate(fmt.Sprintf("a%d", i))) }
+	finishNext := func() { fe.codes <- exitcode.OK }
+	pt.Call(t, s, agentToken, body(1))
+	finishNext()
+	eventually(t, "a1 done", func() bool { return s.runningJobs() == 0 })
+	if _, rep := pt.Call(t, s, agentToken, body(1)); rep.Node.Phase != phaseSucceeded {
+		t.Fatalf("a1: %+v", rep.Node)
+	}
+	for _, i := range []int{2, 3} { // finished, never answered
+		pt.Call(t, s, agentToken, body(i))
+		finishNext()
+		eventually(t, "done", func() bool { return s.runningJobs() == 0 })
+	}
+	s.mu.Lock()
+	_, has1 := s.jobs["uid-1/"+mustKey(t, body(1))]
+	_, has2 := s.jobs["uid-1/"+mustKey(t, body(2))]
+	n := len(s.jobs)
+	s.mu.Unlock()
+	if has1 || !has2 || n != 2 {
+		t.Errorf("kept %d jobs, answered a1 kept %v, unanswered a2 kept %v", n, has1, has2)
+	}
+	if _, rep := pt.Call(t, s, agentToken, body(2)); rep.Node.Phase != phaseSucceeded || len(fe.calls) != 3 {
+		t.Errorf("a2: %+v after %d runs", rep.Node, len(fe.calls))
+	}
+}
