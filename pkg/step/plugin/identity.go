@@ -74,9 +74,8 @@ func (s *Server) identify(ctx context.Context, wf workflowRef, t *template, excl
 		}
 		var ae *apiError
 		if errors.As(err, &ae) && ae.permanent() {
-			return identity{}, exitcode.With(exitcode.Failure, fmt.Errorf(
-				"reading workflow %s/%s to identify this node: %v; the plugin's ServiceAccount %s needs get on workflows.argoproj.io in namespace %s",
-				wf.Namespace, wf.Name, err, pluginName+"-executor-plugin", wf.Namespace))
+			return identity{}, exitcode.With(exitcode.Failure, fmt.Errorf("reading workflow %s/%s to identify this node: %v; %s",
+				wf.Namespace, wf.Name, err, permissionHint(ae.Status, wf.Namespace)))
 		}
 		if exitcode.Of(err) != exitcode.Transient {
 			return identity{}, err
@@ -91,6 +90,18 @@ func (s *Server) identify(ctx context.Context, wf workflowRef, t *template, excl
 		case <-time.After(s.cfg.LookupInterval):
 		}
 	}
+}
+
+// permissionHint says what a refused Workflow read needs.
+func permissionHint(status int, namespace string) string {
+	sa := pluginName + "-executor-plugin"
+	switch status {
+	case 401:
+		return "the API server rejected the token of the plugin's ServiceAccount " + sa + " (is its token Secret " + sa + ".service-account-token there?)"
+	case 404:
+		return "the workflow is gone (deleted while the node ran?)"
+	}
+	return "the plugin's ServiceAccount " + sa + " needs get on workflows.argoproj.io in namespace " + namespace
 }
 
 // lookup reads the workflow once. Errors carry their class: Transient to

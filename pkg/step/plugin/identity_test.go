@@ -142,6 +142,9 @@ func TestLookupFailures(t *testing.T) {
 	}{
 		{"forbidden", func(k *pt.Kube) { k.FailWith(http.StatusForbidden) }, phaseFailed,
 			"the plugin's ServiceAccount deployctl-executor-plugin needs get on workflows.argoproj.io in namespace ns"},
+		{"token rejected", func(k *pt.Kube) { k.FailWith(http.StatusUnauthorized) }, phaseFailed,
+			"rejected the token of the plugin's ServiceAccount deployctl-executor-plugin"},
+		{"workflow gone", func(k *pt.Kube) { k.FailWith(http.StatusNotFound) }, phaseFailed, "the workflow is gone"},
 		{"API down", func(k *pt.Kube) { k.FailWith(http.StatusServiceUnavailable) }, phaseError, "HTTP 503"},
 		{"no such node", func(k *pt.Kube) { k.SetNode(pluginNode("wf-1", "other", "Running")) }, phaseError,
 			`no unfinished Plugin node of template "sync-and-wait" with these inputs`},
