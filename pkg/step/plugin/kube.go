@@ -34,22 +34,26 @@ type kube struct {
 }
 
 // inCluster is the client of the pod's own API server.
-func inCluster() (*kube, error) {
-	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+func inCluster() (*kube, error) { return inClusterFrom(os.Getenv, saDir) }
+
+// inClusterFrom reads the service address from env and the CA and token
+// from dir.
+func inClusterFrom(env func(string) string, dir string) (*kube, error) {
+	host, port := env("KUBERNETES_SERVICE_HOST"), env("KUBERNETES_SERVICE_PORT")
 	if host == "" || port == "" {
 		return nil, errors.New("KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set: not running in a pod")
 	}
-	ca, err := readlimit.ReadFile(saDir+"/ca.crt", readlimit.Secret)
+	ca, err := readlimit.ReadFile(dir+"/ca.crt", readlimit.Secret)
 	if err != nil {
 		return nil, fmt.Errorf("the ServiceAccount's CA: %v (is automountServiceAccountToken on for the plugin?)", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("%s/ca.crt holds no PEM certificate", saDir)
+		return nil, fmt.Errorf("%s/ca.crt holds no PEM certificate", dir)
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, MaxIdleConnsPerHost: 4}
 	return &kube{base: "https://" + net.JoinHostPort(host, port), client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
-		tokenFile: saDir + "/token"}, nil
+		tokenFile: dir + "/token"}, nil
 }
 
 // apiError is an answer other than 200; Forbidden tells a missing
