@@ -36,8 +36,10 @@ func BenchmarkServe500(b *testing.B) {
 			inputs := []pt.Param{{Name: "app", Value: "web-app"}, {Name: "node", Value: strconv.Itoa(i)}}
 			k.SetNode(pt.Node{ID: fmt.Sprintf("wf-%d", i), Type: "Plugin", TemplateName: "sync-and-wait", Phase: "Running",
 				StartedAt: "2026-11-24T04:00:00Z", Inputs: &pt.Inputs{Parameters: inputs}})
+			env := fakes[i].StepEnv(b)
+			env["REQUEST_TIMEOUT"] = "30s" // production's: two shared cores answer slowly under this load
 			bodies[i] = k.Body(pt.Template("sync-and-wait", inputs,
-				[]string{"sync-and-wait", "--app", "web-app", "--sync-timeout", "2m", "--health-timeout", "2m"}, fakes[i].StepEnv(b)))
+				[]string{"sync-and-wait", "--app", "web-app", "--sync-timeout", "2m", "--health-timeout", "2m"}, env))
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s, err := plugin.New(ctx, plugin.Config{Token: agentToken, Exec: step.Exec, KubeURL: k.URL, KubeTokenFile: k.TokenFile})
