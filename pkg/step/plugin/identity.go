@@ -53,6 +53,12 @@ type wfNode struct {
 	} `json:"inputs"`
 }
 
+// errSameNode: the only node the template matches is the one the previous
+// job of this key already answered, still unfinished in the status: the
+// agent asked again (its container restarted before the controller took
+// the answer), and gets the same answer.
+var errSameNode = errors.New("the node already has its answer")
+
 // identity is the node a job runs for.
 type identity struct {
 	node   string // the Plugin node's ID
@@ -69,8 +75,8 @@ func (s *Server) identify(ctx context.Context, wf workflowRef, t *template, excl
 	var last error
 	for {
 		id, err := s.lookup(ctx, wf, t, exclude)
-		if err == nil {
-			return id, nil
+		if err == nil || errors.Is(err, errSameNode) {
+			return id, err
 		}
 		var ae *apiError
 		if errors.As(err, &ae) && ae.permanent() {
@@ -130,7 +136,10 @@ func (s *Server) lookup(ctx context.Context, wf workflowRef, t *template, exclud
 	if err != nil {
 		return identity{}, exitcode.With(exitcode.Failure, fmt.Errorf("workflow %s/%s: %v", wf.Namespace, wf.Name, err))
 	}
-	n := findNode(nodes, t, exclude)
+	n, excluded := findNode(nodes, t, exclude)
+	if n == nil && excluded {
+		return identity{node: exclude}, errSameNode
+	}
 	if n == nil {
 		return identity{}, exitcode.With(exitcode.Transient, fmt.Errorf("workflow %s/%s has no unfinished Plugin node of template %q with these inputs", wf.Namespace, wf.Name, t.Name))
 	}
@@ -179,13 +188,13 @@ func statusNodes(obj *wfObject) (map[string]*wfNode, error) {
 	return nodes, nil
 }
 
-// findNode is the unfinished Plugin node running t, the most recently
-// started if several are (identical templates share a job anyway).
-func findNode(nodes map[string]*wfNode, t *template, exclude string) *wfNode {
+// findNode is the unfinished Plugin node running t other than exclude,
+// the most recently started if several are (identical templates share a
+// job anyway); excluded reports whether exclude is such a node too.
+func findNode(nodes map[string]*wfNode, t *template, exclude string) (best *wfNode, excluded bool) {
 	want := t.inputs()
-	var best *wfNode
 	for _, n := range nodes {
-		if n.Type != "Plugin" || n.ID == exclude || !unfinished(n.Phase) {
+		if n.Type != "Plugin" || !unfinished(n.Phase) {
 			continue
 		}
 		if n.TemplateName != t.Name && (n.TemplateRef == nil || n.TemplateRef.Template != t.Name) {
@@ -198,11 +207,15 @@ func findNode(nodes map[string]*wfNode, t *template, exclude string) *wfNode {
 		if !slices.Equal(got, want) {
 			continue
 		}
+		if n.ID == exclude {
+			excluded = true
+			continue
+		}
 		if best == nil || n.StartedAt > best.StartedAt || (n.StartedAt == best.StartedAt && n.ID > best.ID) {
 			best = n
 		}
 	}
-	return best
+	return best, excluded
 }
 
 func unfinished(phase string) bool {

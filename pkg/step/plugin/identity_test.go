@@ -192,3 +192,28 @@ func TestCompressedAndOffloadedNodes(t *testing.T) {
 		t.Errorf("offloaded: %v", err)
 	}
 }
+
+// The agent's container restarts after the final answer, before the
+// controller took it: the node, still Running in the status, is asked for
+// again and gets the same answer; the step does not run again.
+func TestSameNodeAskedAgain(t *testing.T) {
+	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	k.SetNode(pluginNode("wf-1", "web", "Running"))
+	s, fe := kubeServer(t, k)
+	body := k.Body(syncTemplate("web"))
+	runUntilExec(t, s, fe, body, 1)
+	first := finishAndAnswer(t, s, fe, body, exitcode.Failure)
+	var again pt.Reply
+	eventually(t, "the same answer", func() bool {
+		_, again = pt.Call(t, s, agentToken, body)
+		return again.Node.Phase != phaseRunning
+	})
+	if again.Node.Phase != first.Node.Phase || again.Result() != first.Result() || again.Node.Message != first.Node.Message {
+		t.Errorf("asked again: %+v, first %+v", again.Node, first.Node)
+	}
+	fe.mu.Lock()
+	defer fe.mu.Unlock()
+	if len(fe.calls) != 1 {
+		t.Errorf("the step ran %d times for one node", len(fe.calls))
+	}
+}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -31,8 +32,9 @@ type job struct {
 	tmpl    *template
 	call    *call
 	command string
-	exclude string // the node of the finished job this one replaced
-	size    int64  // bytes of the request, counted against the table's budget
+	exclude string        // the node of the finished job this one replaced
+	prev    *step.Outcome // that job's outcome
+	size    int64         // bytes of the request, counted against the table's budget
 
 	mu       sync.Mutex
 	node     string // the workflow node, once identified
@@ -82,19 +84,21 @@ func final(out step.Outcome) reply {
 // job whose final reply was sent is another node with the same template:
 // the agent never calls again for a node it got a final answer for (it
 // keeps such nodes in its consideredTasks), so this is a node-level retry's
-// new attempt, and it gets a job of its own.
+// new attempt, and it gets a job of its own. (Should the agent's container
+// have restarted before the controller took the answer, the new job finds
+// only the old node in the status and answers the same: errSameNode.)
 func (s *Server) start(wf workflowRef, t *template, c *call, command, key string, size int64) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exclude := ""
+	exclude, prev := "", (*step.Outcome)(nil)
 	if j := s.jobs[key]; j != nil {
 		j.mu.Lock()
-		answered, node := j.answered, j.node
+		answered, node, out := j.answered, j.node, j.out
 		j.mu.Unlock()
 		if !answered {
 			return j.reply(s.requeue)
 		}
-		exclude = node
+		exclude, prev = node, &out
 		s.drop(j)
 	}
 	if s.running >= s.cfg.MaxJobs || s.runningBytes+size > s.cfg.MaxBytes {
@@ -103,7 +107,7 @@ func (s *Server) start(wf workflowRef, t *template, c *call, command, key string
 			"the plugin already runs %d nodes (%d KiB of templates), its limit (%d nodes, %d KiB); try again later",
 			s.running, s.runningBytes>>10, s.cfg.MaxJobs, s.cfg.MaxBytes>>10)))
 	}
-	j := &job{key: key, wf: wf, tmpl: t, call: c, command: command, exclude: exclude, size: size, progress: "started"}
+	j := &job{key: key, wf: wf, tmpl: t, call: c, command: command, exclude: exclude, prev: prev, size: size, progress: "started"}
 	s.jobs[key] = j
 	s.running++
 	s.runningBytes += size
@@ -167,6 +171,14 @@ func (s *Server) run(j *job) {
 	if j.command == cmdline.CmdSyncAndWait {
 		j.setProgress("identifying the workflow node")
 		id, err := s.identify(s.ctx, j.wf, j.tmpl, j.exclude)
+		if errors.Is(err, errSameNode) && j.prev != nil {
+			fmt.Fprintf(log, "node %s asked again after its final answer (the agent restarted?); the same answer\n", id.node)
+			j.mu.Lock()
+			j.node = id.node
+			j.mu.Unlock()
+			s.finish(j, *j.prev)
+			return
+		}
 		if err != nil {
 			s.finish(j, step.FailedOutcome(j.command, exitcode.Of(err), err))
 			return
