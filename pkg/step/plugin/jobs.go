@@ -167,7 +167,9 @@ func (s *Server) run(j *job) {
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}
-	log := &lastLine{j: j, to: s.cfg.Log, prefix: j.wf.Namespace + "/" + j.wf.Name + " " + j.tmpl.Name + ": "}
+	// The log names the node by its workflow and command line's start
+	// (sync-and-wait --app web): one agent serves many nodes.
+	log := &lastLine{j: j, to: s.cfg.Log, prefix: j.wf.Namespace + "/" + j.wf.Name + " " + strings.Join(c.Args[:min(3, len(c.Args))], " ") + ": "}
 	if j.command == cmdline.CmdSyncAndWait {
 		j.setProgress("identifying the workflow node")
 		id, err := s.identify(s.ctx, j.wf, j.tmpl, j.exclude)
