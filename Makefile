@@ -8,7 +8,7 @@ EXAMPLES := $(wildcard examples/*.yaml)
 PLATFORMS := $(basename $(notdir $(EXAMPLES)))
 FUZZTIME ?= 30s
 
-.PHONY: all build demo generate verify test unit fuzz bench bench-import vet fmt ci-deps clean
+.PHONY: all build demo generate verify test unit fuzz bench bench-import bench-plugin vet fmt ci-deps clean
 
 all: build
 
@@ -62,6 +62,10 @@ bench:
 ## bench-import: peak RSS of `deployctl import` on 1,000 and 10,000 Applications, against the input (rss/input)
 bench-import:
 	$(GO) test ./pkg/importer -run '^$$' -bench BenchmarkImportRSS -benchtime 1x
+
+## bench-plugin: `deploystep serve` with 500 concurrent sync-and-wait nodes against fake Argo CDs: heap, RSS, goroutines, CPU per node
+bench-plugin:
+	$(GO) test ./pkg/step -run '^$$' -bench BenchmarkServe500 -benchtime 1x
 
 vet:
 	$(GO) vet ./...

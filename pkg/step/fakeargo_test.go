@@ -81,6 +81,8 @@ type scenario struct {
 	garbleCreate int
 	// echoAuth: error answers quote the request's Authorization header.
 	echoAuth bool
+	// tick is the controller loop's period; 5ms by default.
+	tick time.Duration
 }
 
 type fakeArgo struct {
@@ -140,6 +142,9 @@ func newFakeArgo(t testing.TB, sc scenario) *fakeArgo {
 	}
 	if sc.outcome == "" {
 		sc.outcome = synccommon.OperationSucceeded
+	}
+	if sc.tick == 0 {
+		sc.tick = 5 * time.Millisecond
 	}
 	if sc.resync == 0 {
 		sc.resync = 100 * time.Millisecond
@@ -458,7 +463,7 @@ func (f *fakeArgo) outageLocked() {
 }
 
 func (f *fakeArgo) controller() {
-	tick := time.NewTicker(5 * time.Millisecond)
+	tick := time.NewTicker(f.sc.tick)
 	defer tick.Stop()
 	for {
 		select {

@@ -59,6 +59,13 @@ func runStep(t *testing.T, addr string, args ...string) outcome {
 // run must keep: one line on stdout, a result file, no token anywhere.
 func startStep(t *testing.T, addr string, tm timing, args ...string) func() outcome {
 	t.Helper()
+	return startStepEnv(t, context.Background(), addr, tm, nil, args...)
+}
+
+// startStepEnv is startStep with extra environment variables; cancelling
+// ctx is the pod's SIGTERM.
+func startStepEnv(t *testing.T, parent context.Context, addr string, tm timing, extraEnv map[string]string, args ...string) func() outcome {
+	t.Helper()
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "token")
 	if err := os.WriteFile(tok, []byte(fakeToken+"\n"), 0o600); err != nil {
@@ -69,11 +76,14 @@ func startStep(t *testing.T, addr string, tm timing, args ...string) func() outc
 		"ARGOCD_SERVER": addr, "ARGOCD_PLAINTEXT": "true", "ARGOCD_TOKEN_FILE": tok,
 		"RESULT_FILE": resultFile, "REQUEST_TIMEOUT": "1s",
 	}
+	for k, v := range extraEnv {
+		env[k] = v
+	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	var stdout, stderr bytes.Buffer
 	// The guard is a cancellation, like the pod's SIGTERM: a step that
 	// outlives its own deadlines ends "interrupted", which tests can tell.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(parent)
 	guard := time.AfterFunc(20*time.Second, cancel)
 	done := make(chan outcome, 1)
 	go func() {

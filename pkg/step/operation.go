@@ -65,6 +65,21 @@ func (s *ourSync) seen(a *argocd.Application) int {
 	return n
 }
 
+// adoptable is the request number of an operation of ours that a run
+// given this sync id should follow rather than sync again: requested,
+// running, or the last one finished while nobody requested another since
+// (a newer operation of anyone else supersedes ours). 0 if none.
+func (s *ourSync) adoptable(a *argocd.Application) int {
+	pending, _, n := s.state(a)
+	switch {
+	case pending != 0:
+		return pending
+	case n != 0 && a.Operation == nil:
+		return n
+	}
+	return 0
+}
+
 // settled returns our finished operation when nothing of ours is pending.
 func (s *ourSync) settled(a *argocd.Application) *argocd.OperationState {
 	pending, st, n := s.state(a)

@@ -2,6 +2,7 @@ package step
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,40 +29,92 @@ type result interface {
 	Finish(code int, err error, calls int64)
 }
 
-// run parses the command line, runs the command, writes the result file and
-// prints one line to stdout; progress goes to stderr.
+// run is the pod: it runs the invocation, writes the result file and the
+// termination message, and prints one line to stdout; progress goes to
+// stderr.
 func run(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer, t timing) int {
 	log := newLogger(stderr)
-	inv, err := cmdline.Parse(args, env)
+	x := execute(ctx, args, env, log, t)
+	res, code, err := x.res, x.code, x.err
 	if errors.Is(err, cmdline.ErrHelp) {
 		fmt.Fprint(stdout, cmdline.Usage)
 		return exitcode.OK
 	}
-	res := newResult(inv)
-	var calls int64
-	if err == nil {
-		var r *runner
-		if r, err = newRunner(inv, t, log); err == nil {
-			err = r.dispatch(ctx, inv, res)
-			calls = r.c.Calls()
-		}
-	}
-	code := exitcode.Of(err)
 	if code == exitcode.Invalid {
 		fmt.Fprintf(stderr, "deploystep: %v\n\n%s", err, cmdline.Usage)
 	}
-	res.Finish(code, err, calls)
-	if werr := writeResult(inv.Global.ResultFile, res); werr != nil {
+	if werr := writeResult(x.inv.Global.ResultFile, res); werr != nil {
 		log("%v", werr)
 		if code == exitcode.OK {
 			// The workflow reads this file; succeeding without it would
 			// hide the outcome.
 			code = exitcode.Failure
-			res.Finish(code, werr, calls)
+			res.Finish(code, werr, x.calls)
 		}
 	}
-	fmt.Fprintln(stdout, summary(res))
+	line := summary(res)
+	writeTerminationMessage(env, line)
+	fmt.Fprintln(stdout, line)
 	return code
+}
+
+// Outcome is one finished invocation, as the plugin server reports it.
+type Outcome struct {
+	Code    int    // the exit code the pod would end with
+	Summary string // the pod's one line on stdout: the failure reason when it failed
+	Result  []byte // the result JSON, byte for byte what the pod writes to RESULT_FILE
+}
+
+// Exec runs one invocation, the same code path as the pod, with the
+// environment read through env and progress lines written to log; the
+// result stays in memory (RESULT_FILE is parsed but never written). The
+// plugin server (package plugin) runs each node with it.
+func Exec(ctx context.Context, args []string, env func(string) (string, bool), log io.Writer) Outcome {
+	return execOutcome(ctx, args, env, log, defaultTiming())
+}
+
+func execOutcome(ctx context.Context, args []string, env func(string) (string, bool), log io.Writer, t timing) Outcome {
+	x := execute(ctx, args, env, newLogger(log), t)
+	res, code := x.res, x.code
+	if errors.Is(x.err, cmdline.ErrHelp) {
+		code = exitcode.Invalid
+		res.Finish(code, fail(code, "-h asks for the usage text, not a step"), 0)
+	}
+	data, merr := json.MarshalIndent(res, "", "  ")
+	if merr != nil {
+		// Only a bug in the result types gets here: never report success.
+		code = exitcode.Failure
+		data = nil
+	}
+	return Outcome{Code: code, Summary: summary(res), Result: append(data, '\n')}
+}
+
+// execution is one parsed and run invocation.
+type execution struct {
+	inv   *cmdline.Invocation // even when invalid: the result file's path
+	res   result              // finished with code
+	code  int
+	err   error
+	calls int64
+}
+
+// execute parses the command line and runs the command.
+func execute(ctx context.Context, args []string, env func(string) (string, bool), log func(string, ...any), t timing) execution {
+	inv, err := cmdline.Parse(args, env)
+	x := execution{inv: inv, res: newResult(inv), err: err}
+	if errors.Is(err, cmdline.ErrHelp) {
+		return x
+	}
+	if err == nil {
+		var r *runner
+		if r, err = newRunner(inv, t, log); err == nil {
+			err = r.dispatch(ctx, inv, x.res)
+			x.calls = r.c.Calls()
+		}
+	}
+	x.err, x.code = err, exitcode.Of(err)
+	x.res.Finish(x.code, err, x.calls)
+	return x
 }
 
 // newResult is the result value of the command, filled in as it runs.
@@ -120,4 +173,13 @@ func (r *runner) dispatch(ctx context.Context, inv *cmdline.Invocation, res resu
 		return r.teardown(ctx, inv.Teardown, res.(*stepresult.TeardownResult))
 	}
 	return fail(exitcode.Invalid, "unknown command %q", inv.Command)
+}
+
+// FailedOutcome is the outcome of an invocation that never ran: the
+// command's result header with code and err, as the pod would report them.
+func FailedOutcome(command string, code int, err error) Outcome {
+	h := stepresult.NewHeader(command)
+	h.Finish(code, err, 0)
+	data, _ := json.MarshalIndent(&h, "", "  ")
+	return Outcome{Code: code, Summary: summary(&h), Result: append(data, '\n')}
 }

@@ -64,18 +64,37 @@ func (r *runner) syncAndWait(ctx context.Context, o cmdline.SyncOpts, manifest [
 	defer src.close()
 	src.offer(app)
 
-	// 2. An operation from an earlier attempt (or anyone else) still running.
-	if app.OperationInProgress() {
-		if err := r.awaitEarlierOperation(ctx, src, app, o.SyncTimeout, res); err != nil {
+	s := &ourSync{id: o.SyncID}
+	if s.id == "" {
+		s.id = newSyncID()
+	}
+	res.SyncID = s.id
+	if n := s.adoptable(app); o.SyncID != "" && n != 0 {
+		// 2+3. An earlier run of this node (the plugin restarted, or a
+		// node-level retry) started our operation: follow it, never sync
+		// twice, never wait out our own operation as if it were another's.
+		s.requests = max(n, 1)
+		r.log("the operation of sync id %s (request %d) is this node's, started by an earlier run of the step: %s; following it instead of syncing again",
+			s.id, n, describeOperation(app))
+		res.Note("adopted this node's operation started by an earlier run of the step (sync id %s): %s", s.id, describeOperation(app))
+		stamp(&res.Timings.SyncRequestedAt)
+		waitCtx, cancel := context.WithTimeout(ctx, o.SyncTimeout)
+		err := r.awaitOurs(waitCtx, ctx, src, s, o.SyncTimeout, res)
+		cancel()
+		if err != nil {
 			return err
 		}
-	}
-
-	// 3. Our sync, and its outcome.
-	s := &ourSync{id: newSyncID()}
-	res.SyncID = s.id
-	if err := r.sync(ctx, src, app, s, o.SyncTimeout, res); err != nil {
-		return err
+	} else {
+		// 2. An operation from an earlier attempt (or anyone else) still running.
+		if app.OperationInProgress() {
+			if err := r.awaitEarlierOperation(ctx, src, app, o.SyncTimeout, res); err != nil {
+				return err
+			}
+		}
+		// 3. Our sync, and its outcome.
+		if err := r.sync(ctx, src, app, s, o.SyncTimeout, res); err != nil {
+			return err
+		}
 	}
 	for {
 		// 4. Health from a reconciliation begun after the operation finished.

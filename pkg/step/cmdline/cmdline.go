@@ -29,7 +29,7 @@ Usage:
   deploystep [connection flags] sync-and-wait --app NAME [--manifest FILE | --manifest-base64 B64]
       --sync-timeout D --health-timeout D
       [--check resource:GROUP/KIND/NAMESPACE/NAME]... [--check http:URL=CODES]... [--allow-suspended]
-      [--health-customization GROUP/KIND=sha256:HEX]...
+      [--health-customization GROUP/KIND=sha256:HEX]... [--sync-id HEX]
   deploystep [connection flags] validate --app NAME [--app NAME]...
   deploystep [connection flags] teardown --app NAME --timeout D [--pv-policy retain|delete]
       [--crd-policy retain|delete] --platform NAME --confirm VALUE [--cascade=false]
@@ -38,6 +38,8 @@ Connection flags (env var in brackets):
   --server [ARGOCD_SERVER]  --plaintext [ARGOCD_PLAINTEXT]  --insecure-skip-verify [ARGOCD_INSECURE_SKIP_VERIFY]
   --ca-file [ARGOCD_CA_FILE]  --root-path [ARGOCD_ROOT_PATH]  --token-file [ARGOCD_TOKEN_FILE]
   --app-namespace [ARGOCD_APP_NAMESPACE]  --result-file [RESULT_FILE]  --request-timeout [REQUEST_TIMEOUT]
+
+  deploystep serve [--listen ADDR] [--requeue D] [--token-file F]   (the Argo executor plugin)
 
 Exit codes: 0 done, 1 failed, 2 partial, 3 invalid arguments, 4 timeout, 75 transient.
 `
@@ -74,6 +76,11 @@ type SyncOpts struct {
 	Checks                    List // pkg/step/check
 	AllowSuspended            bool
 	HealthCustomizations      List // the step's settings.go
+	// SyncID names this node's sync operation across runs of the step
+	// (plugin mode: derived from the workflow node, docs/step-contract.md):
+	// an operation carrying it is adopted instead of syncing again.
+	// Empty: a new random id per run.
+	SyncID string
 }
 
 // ValidateOpts are validate's flags.
@@ -132,6 +139,7 @@ func Parse(args []string, env func(string) (string, bool)) (*Invocation, error) 
 		c.list(&s.Checks, "check", "extra check: resource:GROUP/KIND/NAMESPACE/NAME or http:URL=CODES (repeatable)")
 		c.boolean(&s.AllowSuspended, "allow-suspended", false, "accept Suspended as healthy")
 		c.list(&s.HealthCustomizations, "health-customization", "a health Lua Argo CD must have before anything syncs: GROUP/KIND=sha256:HEX (repeatable)")
+		c.str(&s.SyncID, "sync-id", "", "this node's sync id (16-64 hex digits): adopt our operation carrying it instead of syncing again")
 	case CmdValidate:
 		c.list(&inv.Validate.Apps, "app", "Application name (repeatable)")
 	case CmdTeardown:
@@ -184,6 +192,9 @@ func (inv *Invocation) check() error {
 				return err
 			}
 		}
+		if s.SyncID != "" && !validSyncID(s.SyncID) {
+			return invalid("--sync-id (SYNC_ID) must be 16 to 64 lower-case hex digits, not %q", s.SyncID)
+		}
 	case CmdValidate:
 		if len(inv.Validate.Apps.Values) == 0 {
 			return invalid("validate needs at least one --app")
@@ -211,6 +222,19 @@ func (inv *Invocation) check() error {
 		}
 	}
 	return nil
+}
+
+// validSyncID: an id the step can put into Argo CD's operation info as is.
+func validSyncID(id string) bool {
+	if len(id) < 16 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func checkAppName(name string) error {

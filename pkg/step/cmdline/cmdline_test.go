@@ -67,6 +67,9 @@ func TestInvalidInvocations(t *testing.T) {
 		{[]string{"sync-and-wait", "--app", "a", "--check", "http:ftp://x/y=200"}, base, "http:// or https://"},
 		{[]string{"sync-and-wait", "--app", "a", "--check", "tcp:x:80"}, base, "want resource:"},
 		{[]string{"sync-and-wait", "--app", "a", "stray"}, base, "unexpected argument"},
+		{[]string{"sync-and-wait", "--app", "a", "--sync-id", "0123abcd"}, base, "--sync-id"},
+		{[]string{"sync-and-wait", "--app", "a", "--sync-id", "0123456789ABCDEF"}, base, "--sync-id"},
+		{[]string{"sync-and-wait", "--app", "a"}, map[string]string{"ARGOCD_SERVER": "x:1", "SYNC_ID": "x0123456789abcdef"}, "SYNC_ID"},
 		{[]string{"validate"}, base, "at least one --app"},
 		{[]string{"teardown", "--app", "a", "--platform", "p"}, base, "--confirm must equal --platform"},
 		{[]string{"teardown", "--app", "a", "--platform", "p", "--confirm", "p", "--pv-policy", "keep"}, base, "--pv-policy"},
@@ -82,6 +85,21 @@ func TestInvalidInvocations(t *testing.T) {
 	}
 	if _, err := Parse([]string{"validate", "-h"}, mapEnv(base)); err != ErrHelp {
 		t.Errorf("-h: %v", err)
+	}
+}
+
+// The sync id from the flag or SYNC_ID, as the plugin passes it.
+func TestSyncID(t *testing.T) {
+	for _, env := range []map[string]string{{"SYNC_ID": "0123456789abcdef"}, {}} {
+		env["ARGOCD_SERVER"] = "x:1"
+		args := []string{"sync-and-wait", "--app", "a"}
+		if _, ok := env["SYNC_ID"]; !ok {
+			args = append(args, "--sync-id", "0123456789abcdef")
+		}
+		inv, err := Parse(args, mapEnv(env))
+		if err != nil || inv.Sync.SyncID != "0123456789abcdef" {
+			t.Errorf("%v %v: sync id %q, %v", args, env, inv.Sync.SyncID, err)
+		}
 	}
 }
 

@@ -1,0 +1,242 @@
+package plugin
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/step"
+	"github.com/deployctl/deployctl/pkg/step/cmdline"
+)
+
+// Node phases of Argo's NodeResult.
+const (
+	phaseRunning   = "Running"
+	phaseSucceeded = "Succeeded"
+	phaseFailed    = "Failed"
+	phaseError     = "Error" // the only phase the templates' retryStrategy retries
+)
+
+// messageMax bounds a node message: it lives in the Workflow object, as
+// the pod's termination message does in the pod's status.
+const messageMax = 4096
+
+// job is one node's run of the step.
+type job struct {
+	key     string
+	wf      workflowRef
+	tmpl    *template
+	call    *call
+	command string
+	exclude string        // the node of the finished job this one replaced
+	prev    *step.Outcome // that job's outcome
+	size    int64         // bytes of the request, counted against the table's budget
+
+	mu       sync.Mutex
+	node     string // the workflow node, once identified
+	progress string // the latest log line
+	done     bool
+	answered bool // the final reply was sent
+	out      step.Outcome
+	finished uint64 // order of finishing, for evicting the oldest first
+}
+
+// phaseOf maps the step's exit code to the node's phase: 0 Succeeded, 75
+// (transient, what the pod's retryStrategy retries) Error, anything else
+// Failed.
+func phaseOf(code int) string {
+	switch code {
+	case exitcode.OK:
+		return phaseSucceeded
+	case exitcode.Transient:
+		return phaseError
+	}
+	return phaseFailed
+}
+
+// reply is the node's state now.
+func (j *job) reply(requeue string) reply {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.done {
+		return running(j.progress, requeue)
+	}
+	j.answered = true
+	return final(j.out)
+}
+
+func running(message, requeue string) reply {
+	return reply{Node: &nodeResult{Phase: phaseRunning, Message: step.Clip(message, messageMax)}, Requeue: requeue}
+}
+
+// final is the reply of a finished step: no requeue, the agent never calls
+// again for this node.
+func final(out step.Outcome) reply {
+	return reply{Node: &nodeResult{Phase: phaseOf(out.Code), Message: step.Clip(out.Summary, messageMax),
+		Outputs: &outputs{Parameters: []outParam{{Name: "result", Value: string(out.Result)}}}}}
+}
+
+// start registers a job for key, or answers the one there. A call for a
+// job whose final reply was sent is another node with the same template:
+// the agent never calls again for a node it got a final answer for (it
+// keeps such nodes in its consideredTasks), so this is a node-level retry's
+// new attempt, and it gets a job of its own. (Should the agent's container
+// have restarted before the controller took the answer, the new job finds
+// only the old node in the status and answers the same: errSameNode.)
+func (s *Server) start(wf workflowRef, t *template, c *call, command, key string, size int64) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exclude, prev := "", (*step.Outcome)(nil)
+	if j := s.jobs[key]; j != nil {
+		j.mu.Lock()
+		answered, node, out := j.answered, j.node, j.out
+		j.mu.Unlock()
+		if !answered {
+			return j.reply(s.requeue)
+		}
+		exclude, prev = node, &out
+		s.drop(j)
+	}
+	if s.running >= s.cfg.MaxJobs || s.runningBytes+size > s.cfg.MaxBytes {
+		// Error: the node's retryStrategy tries again after its backoff.
+		return final(step.FailedOutcome(command, exitcode.Transient, fmt.Errorf(
+			"the plugin already runs %d nodes (%d KiB of templates), its limit (%d nodes, %d KiB); try again later",
+			s.running, s.runningBytes>>10, s.cfg.MaxJobs, s.cfg.MaxBytes>>10)))
+	}
+	j := &job{key: key, wf: wf, tmpl: t, call: c, command: command, exclude: exclude, prev: prev, size: size, progress: "started"}
+	s.jobs[key] = j
+	s.running++
+	s.runningBytes += size
+	s.wg.Add(1)
+	go s.run(j)
+	return j.reply(s.requeue)
+}
+
+// drop removes a finished job from the table. Called with s.mu held.
+func (s *Server) drop(j *job) {
+	delete(s.jobs, j.key)
+	s.doneCount--
+}
+
+// finish records the outcome, and keeps at most MaxJobs finished jobs: the
+// oldest answered go first (the agent never asks for them again), then the
+// oldest unanswered (its node, should the agent still ask, runs the step
+// again, which adopts the operation: nothing is synced twice).
+func (s *Server) finish(j *job, out step.Outcome) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	j.mu.Lock()
+	j.done, j.out, j.finished = true, out, s.seq
+	j.call = nil // the command line, manifest included, is not needed again
+	j.mu.Unlock()
+	s.running--
+	s.runningBytes -= j.size
+	s.doneCount++
+	for s.doneCount > s.cfg.MaxJobs {
+		var oldest *job
+		older := func(o *job) bool {
+			if oldest == nil || o.answered != oldest.answered {
+				return oldest == nil || o.answered
+			}
+			return o.finished < oldest.finished
+		}
+		for _, o := range s.jobs {
+			o.mu.Lock()
+			if o.done && older(o) {
+				oldest = o
+			}
+			o.mu.Unlock()
+		}
+		s.drop(oldest)
+	}
+}
+
+// run is the job's goroutine: identify the node (sync-and-wait only: its
+// sync id), then run the step as the pod would.
+func (s *Server) run(j *job) {
+	defer s.wg.Done()
+	j.mu.Lock()
+	c := j.call
+	j.mu.Unlock()
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	// The log names the node by its workflow and command line's start
+	// (sync-and-wait --app web): one agent serves many nodes.
+	log := &lastLine{j: j, to: s.cfg.Log, prefix: j.wf.Namespace + "/" + j.wf.Name + " " + strings.Join(c.Args[:min(3, len(c.Args))], " ") + ": "}
+	if j.command == cmdline.CmdSyncAndWait {
+		j.setProgress("identifying the workflow node")
+		id, err := s.identify(s.ctx, j.wf, j.tmpl, j.exclude)
+		if errors.Is(err, errSameNode) && j.prev != nil {
+			fmt.Fprintf(log, "node %s asked again after its final answer (the agent restarted?); the same answer\n", id.node)
+			j.mu.Lock()
+			j.node = id.node
+			j.mu.Unlock()
+			s.finish(j, *j.prev)
+			return
+		}
+		if err != nil {
+			s.finish(j, step.FailedOutcome(j.command, exitcode.Of(err), err))
+			return
+		}
+		j.mu.Lock()
+		j.node = id.node
+		j.mu.Unlock()
+		env["SYNC_ID"] = id.syncID
+		fmt.Fprintf(log, "node %s, sync id %s (from node %s)\n", id.node, id.syncID, id.anchor)
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	s.finish(j, s.cfg.Exec(s.ctx, c.Args, lookup, log))
+}
+
+func (j *job) setProgress(p string) {
+	j.mu.Lock()
+	j.progress = p
+	j.mu.Unlock()
+}
+
+// lastLine is a job's log: each line goes to the server's log with the
+// node's name, and the latest one is the node's progress message.
+type lastLine struct {
+	j      *job
+	to     io.Writer
+	prefix string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(l.buf[:i])
+		l.buf = l.buf[i+1:]
+		if l.to != nil {
+			io.WriteString(l.to, l.prefix+line+"\n")
+		}
+		// "15:04:05.000 deploystep: message": the node shows the message.
+		if _, msg, ok := strings.Cut(line, " deploystep: "); ok {
+			line = msg
+		}
+		l.j.setProgress(line)
+	}
+	return len(p), nil
+}
+
+// runningJobs is how many jobs are running, for tests and the benchmark.
+func (s *Server) runningJobs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}

@@ -1,0 +1,100 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/pkg/exitcode"
+)
+
+// Usage is `deploystep serve -h`.
+const Usage = `deploystep serve — the Argo Workflows executor plugin (docs/step-contract.md, "Plugin mode").
+
+Usage:
+  deploystep serve [--listen ADDR] [--requeue D] [--token-file F]
+
+  --listen      address to listen on (default 127.0.0.1:4355: only the agent, in the same pod, reaches it)
+  --requeue     how soon the agent calls again for a running node (default 1s)
+  --token-file  the agent's bearer token (default /var/run/argo/token)
+`
+
+// Main is `deploystep serve ARGS`: it serves until SIGTERM or SIGINT,
+// then stops taking calls and ends its jobs (they end "interrupted"; the
+// next agent's plugin adopts their operations).
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, args, os.Stdout, os.Stderr, nil)
+}
+
+// serve runs the server; ready, if set, gets the listening address.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) int {
+	fs := flag.NewFlagSet("deploystep serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	listen := fs.String("listen", "127.0.0.1:4355", "")
+	requeue := fs.Duration("requeue", time.Second, "")
+	tokenFile := fs.String("token-file", "/var/run/argo/token", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, Usage)
+			return exitcode.OK
+		}
+		fmt.Fprintf(stderr, "deploystep serve: %v\n\n%s", err, Usage)
+		return exitcode.Invalid
+	}
+	if fs.NArg() > 0 || *requeue <= 0 {
+		fmt.Fprintf(stderr, "deploystep serve: unexpected argument %q or non-positive --requeue\n\n%s", strings.Join(fs.Args(), " "), Usage)
+		return exitcode.Invalid
+	}
+	token, err := readlimit.ReadFile(*tokenFile, readlimit.Secret)
+	if err != nil {
+		fmt.Fprintf(stderr, "deploystep serve: the agent's token: %v\n", err)
+		return exitcode.Invalid
+	}
+	jobsCtx, endJobs := context.WithCancel(context.Background())
+	defer endJobs()
+	s, err := New(jobsCtx, Config{Token: strings.TrimSpace(string(token)), Requeue: *requeue, Log: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "deploystep serve: %v\n", err)
+		return exitcode.Invalid
+	}
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "deploystep serve: %v\n", err)
+		return exitcode.Invalid
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10}
+	fmt.Fprintf(stderr, "deploystep serve: listening on %s\n", l.Addr())
+	if ready != nil {
+		ready(l.Addr().String())
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	select {
+	case err := <-done:
+		fmt.Fprintf(stderr, "deploystep serve: %v\n", err)
+		return exitcode.Failure
+	case <-ctx.Done():
+	}
+	// The agent pod is going away: answer no more calls, end the jobs.
+	// Their operations go on in Argo CD; the next plugin adopts them.
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	endJobs()
+	s.Wait()
+	fmt.Fprintln(stderr, "deploystep serve: stopped")
+	return exitcode.OK
+}

@@ -1,0 +1,69 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deployctl/deployctl/pkg/exitcode"
+)
+
+func TestServeFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := serve(context.Background(), []string{"-h"}, &out, &errOut, nil); code != exitcode.OK || !strings.Contains(out.String(), "--token-file") {
+		t.Errorf("-h: exit %d, %q", code, out.String())
+	}
+	for _, args := range [][]string{{"--port", "1"}, {"extra"}, {"--requeue", "0s"}, {"--token-file", filepath.Join(t.TempDir(), "none")}} {
+		errOut.Reset()
+		if code := serve(context.Background(), args, io.Discard, &errOut, nil); code != exitcode.Invalid {
+			t.Errorf("%v: exit %d, want 3 (%s)", args, code, errOut.String())
+		}
+	}
+	empty := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(empty, []byte("\n"), 0o600)
+	errOut.Reset()
+	if code := serve(context.Background(), []string{"--token-file", empty}, io.Discard, &errOut, nil); code != exitcode.Invalid || !strings.Contains(errOut.String(), "no bearer token") {
+		t.Errorf("empty token: exit %d, %s", code, errOut.String())
+	}
+}
+
+// The real listener: it answers the agent, and SIGTERM (ctx) ends it with
+// exit 0.
+func TestServeListensAndStops(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte(agentToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan int, 1)
+	var logs bytes.Buffer
+	go func() {
+		done <- serve(ctx, []string{"--listen", "127.0.0.1:0", "--token-file", tok}, io.Discard, &logs, func(a string) { addr <- a })
+	}()
+	url := "http://" + <-addr + executePath
+	body := `{"workflow":{"metadata":{"name":"wf","namespace":"ns","uid":"u"}},"template":{"name":"t","plugin":{"slack":{}}}}`
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.TrimSpace(string(got)) != "{}" {
+		t.Errorf("HTTP %d %q, want 200 {}", resp.StatusCode, got)
+	}
+	cancel()
+	if code := <-done; code != exitcode.OK {
+		t.Errorf("exit %d after SIGTERM", code)
+	}
+	if !strings.Contains(logs.String(), "stopped") {
+		t.Errorf("log %q", logs.String())
+	}
+}

@@ -1,0 +1,201 @@
+package plugin
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/step"
+	"github.com/deployctl/deployctl/pkg/step/cmdline"
+)
+
+// executePath is the one method the plugin serves.
+const executePath = "/api/v1/template.execute"
+
+// Limits (docs/step-contract.md "Plugin mode").
+const (
+	// BodyLimit bounds a request: a template with an Application manifest
+	// is a few KiB to some hundred.
+	BodyLimit = 1 << 20
+	// DefaultMaxJobs bounds the running jobs, and separately the finished
+	// ones kept to answer with.
+	DefaultMaxJobs = 1000
+	// DefaultMaxBytes bounds the templates of the running jobs together.
+	DefaultMaxBytes = 64 << 20
+)
+
+// Config is the server's setup; zero values take the defaults.
+type Config struct {
+	Token   string        // the agent's bearer token (/var/run/argo/token)
+	Requeue time.Duration // how soon the agent calls again for a running node
+	// Exec runs one node's step; step.Exec by default.
+	Exec func(ctx context.Context, args []string, env func(string) (string, bool), log io.Writer) step.Outcome
+	// KubeURL, KubeTokenFile and KubeClient reach the Kubernetes API;
+	// empty KubeURL: in-cluster.
+	KubeURL, KubeTokenFile string
+	KubeClient             *http.Client
+	// LookupWindow is how long a node not yet in the workflow's status (or
+	// an unreachable API) is retried; LookupInterval the wait between tries.
+	LookupWindow, LookupInterval time.Duration
+	MaxJobs                      int
+	MaxBytes                     int64
+	Log                          io.Writer // each node's progress lines; nil: none
+}
+
+// Server is the executor plugin's HTTP handler and its jobs.
+type Server struct {
+	cfg     Config
+	requeue string
+	ctx     context.Context // cancelled when the server stops: every job ends
+	wg      sync.WaitGroup
+
+	kubeOnce sync.Once
+	kube     *kube
+	kubeErr  error
+
+	mu           sync.Mutex
+	jobs         map[string]*job
+	running      int
+	runningBytes int64
+	doneCount    int
+	seq          uint64
+}
+
+// New returns a server whose jobs run until ctx ends.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("no bearer token: the agent's /var/run/argo/token is empty or missing")
+	}
+	if cfg.Requeue <= 0 {
+		cfg.Requeue = time.Second
+	}
+	if cfg.Exec == nil {
+		cfg.Exec = step.Exec
+	}
+	if cfg.LookupWindow <= 0 {
+		cfg.LookupWindow = 5 * time.Second
+	}
+	if cfg.LookupInterval <= 0 {
+		cfg.LookupInterval = 500 * time.Millisecond
+	}
+	if cfg.MaxJobs <= 0 {
+		cfg.MaxJobs = DefaultMaxJobs
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	return &Server{cfg: cfg, requeue: cfg.Requeue.String(), ctx: ctx, jobs: map[string]*job{}}, nil
+}
+
+// Wait blocks until every job has ended (after ctx is cancelled).
+func (s *Server) Wait() { s.wg.Wait() }
+
+func (s *Server) kubeClient() (*kube, error) {
+	s.kubeOnce.Do(func() {
+		if s.cfg.KubeURL == "" {
+			s.kube, s.kubeErr = inCluster()
+			return
+		}
+		c := s.cfg.KubeClient
+		if c == nil {
+			c = &http.Client{Timeout: 10 * time.Second}
+		}
+		s.kube = &kube{base: strings.TrimSuffix(s.cfg.KubeURL, "/"), client: c, tokenFile: s.cfg.KubeTokenFile}
+	})
+	return s.kube, s.kubeErr
+}
+
+// The reply (argo-workflows pkg/plugins/executor ExecuteTemplateReply).
+type reply struct {
+	Node    *nodeResult `json:"node,omitempty"`
+	Requeue string      `json:"requeue,omitempty"`
+}
+
+type nodeResult struct {
+	Phase   string   `json:"phase"`
+	Message string   `json:"message,omitempty"`
+	Outputs *outputs `json:"outputs,omitempty"`
+}
+
+type outputs struct {
+	Parameters []outParam `json:"parameters"`
+}
+
+type outParam struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// ServeHTTP: POST /api/v1/template.execute with the agent's token; anything
+// else is 404 (the agent then never calls that method again), a wrong or
+// missing token 403. Every answer is immediate.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != executePath {
+		http.NotFound(w, r)
+		return
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	body, err := readlimit.ReadAll(r.Body, "the request body", BodyLimit)
+	var rep reply
+	if err != nil {
+		rep = invalidReply("", fmt.Errorf("%v", err))
+	} else {
+		rep = s.execute(body)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(rep)
+}
+
+// execute answers one call.
+func (s *Server) execute(body []byte) reply {
+	wf, t, c, err := parseRequest(body)
+	switch {
+	case errors.Is(err, errNotOurs):
+		return reply{}
+	case err != nil:
+		return invalidReply("", err)
+	}
+	// The command line is checked before any job exists: an invalid one
+	// costs nothing but this answer.
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	inv, err := cmdline.Parse(c.Args, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if errors.Is(err, cmdline.ErrHelp) {
+		err = errors.New("-h asks for the usage text, not a step")
+	}
+	if err != nil {
+		return invalidReply(inv.Command, err)
+	}
+	if inv.Sync.SyncID != "" {
+		return invalidReply(inv.Command, errors.New("--sync-id is the plugin's to derive from the workflow node, not the template's"))
+	}
+	tk, err := templateKey(t.raw)
+	if err != nil {
+		return invalidReply(inv.Command, err)
+	}
+	t.raw, t.Plugin = nil, nil // the job keeps only what identifies its node
+	return s.start(wf, t, c, inv.Command, wf.UID+"/"+tk, int64(len(body)))
+}
+
+// invalidReply fails the node as the pod fails an invalid invocation (exit 3).
+func invalidReply(command string, err error) reply {
+	if command == "" {
+		command = "deploystep"
+	}
+	return final(step.FailedOutcome(command, exitcode.Invalid, err))
+}
