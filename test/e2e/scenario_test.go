@@ -663,8 +663,15 @@ func (s *scenario) failure() (string, error) {
 		return "", errors.New(strings.Join(errs, "; "))
 	}
 	n := w.appNodes(syncTmpl)[brokenApp]
-	return fmt.Sprintf("%s Failed at node %s (%q), Argo CD health %s; dependents %v never synced; independent %v Healthy",
-		name, n.DisplayName, n.Message, apps[brokenApp].Status.Health.Status, dependents, independent), nil
+	// The reason is on the failed attempt's node, where the Argo UI shows
+	// it: the step writes its summary as the container's termination
+	// message, Argo prefixes "main: Error (exit code 1): ".
+	leaf := failedLeafMessage(w, brokenApp)
+	if !strings.Contains(leaf, "Degraded") && !strings.Contains(leaf, "Progressing") {
+		return "", fmt.Errorf("failed node %s says %q: no Argo CD health reason", brokenApp, leaf)
+	}
+	return fmt.Sprintf("%s Failed at node %s (%q; attempt: %q), Argo CD health %s; dependents %v never synced; independent %v Healthy",
+		name, n.DisplayName, n.Message, leaf, apps[brokenApp].Status.Health.Status, dependents, independent), nil
 }
 
 // ---- 5: resume with the executor
