@@ -120,8 +120,12 @@ YAML
 # as the README recommends: Argo's 10 s default shows in every node's end
 # (measured: deploy 80 s -> 63 s). E2E_WORKFLOW_CONTROLLER_ENV= keeps Argo's defaults.
 # (Argo's default 10s requeue shows in every node's finish time; see README).
+# ARGO_EXECUTOR_PLUGINS=true: the agent pod of plugin-mode runs gets the
+# deployctl plugin as its sidecar (issue 15); pod-mode runs are unaffected.
+# E2E_EXECUTOR_PLUGINS=false starts the controller without it (what most
+# installs have), for the preflight's and the executor's diagnosis.
 # shellcheck disable=SC2086
-start workflow-controller env LEADER_ELECTION_DISABLE=true LEADER_ELECTION_IDENTITY=e2e ${E2E_WORKFLOW_CONTROLLER_ENV-DEFAULT_REQUEUE_TIME=1s} workflow-controller --kubeconfig "$KUBECONFIG" --namespace argo \
+start workflow-controller env LEADER_ELECTION_DISABLE=true LEADER_ELECTION_IDENTITY=e2e ARGO_EXECUTOR_PLUGINS=${E2E_EXECUTOR_PLUGINS:-true} ${E2E_WORKFLOW_CONTROLLER_ENV-DEFAULT_REQUEUE_TIME=1s} workflow-controller --kubeconfig "$KUBECONFIG" --namespace argo \
   --executor-image "local.test/argoexec:$AWF" --executor-image-pull-policy Never
 
 # --- Argo CD: CRDs, ConfigMaps and Secrets of install.yaml (no workloads), host processes

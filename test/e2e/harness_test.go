@@ -350,12 +350,12 @@ func (h *harness) workflow(name string) (*workflow, error) {
 }
 
 // appNodes: per app, the outermost node of the given template (the Retry node
-// when the template has a retryStrategy, else the Pod node).
+// when the template has a retryStrategy, else the Pod or Plugin node).
 func (w *workflow) appNodes(tmpl string) map[string]wfNode {
 	out := map[string]wfNode{}
 	for _, n := range w.Status.Nodes {
 		app := n.param("app")
-		if app == "" || n.template() != tmpl || (n.Type != "Retry" && n.Type != "Pod") {
+		if app == "" || n.template() != tmpl || (n.Type != "Retry" && n.Type != "Pod" && n.Type != "Plugin") {
 			continue
 		}
 		if cur, ok := out[app]; ok && cur.Type == "Retry" {
@@ -454,7 +454,7 @@ func (w *workflow) describeWith(logs map[string]string) string {
 	sort.Strings(ids)
 	for _, id := range ids {
 		n := w.Status.Nodes[id]
-		if n.Type != "Pod" {
+		if n.Type != "Pod" && n.Type != "Plugin" {
 			continue
 		}
 		fmt.Fprintf(&b, "  %-28s %-10s %s\n", n.DisplayName, n.Phase, n.Message)
