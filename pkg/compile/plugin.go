@@ -147,7 +147,9 @@ func PluginSidecar(w spec.Workflow) corev1.Container {
 		},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+			// 1,000 jobs (the server's cap) at the measured upper bound
+			// of ~255 KiB each, with headroom (docs/step-contract.md).
+			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("320Mi")},
 		},
 	}
 }

@@ -25,7 +25,7 @@ Usage:
   deploystep serve [--listen ADDR] [--requeue D] [--token-file F]
 
   --listen      address to listen on (default 127.0.0.1:4355: only the agent, in the same pod, reaches it)
-  --requeue     how soon the agent calls again for a running node (default 1s)
+  --requeue     how soon the agent calls again for a running node (default 250ms)
   --token-file  the agent's bearer token (default /var/run/argo/token)
 `
 
@@ -43,7 +43,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs := flag.NewFlagSet("deploystep serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	listen := fs.String("listen", "127.0.0.1:4355", "")
-	requeue := fs.Duration("requeue", time.Second, "")
+	requeue := fs.Duration("requeue", 250*time.Millisecond, "")
 	tokenFile := fs.String("token-file", "/var/run/argo/token", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
