@@ -98,8 +98,14 @@ func (s *Server) start(wf workflowRef, t *template, c *call, command, key string
 		if !answered {
 			return j.reply(s.requeue)
 		}
+		if s.draining.Load() {
+			return j.reply(s.requeue) // the same final answer again
+		}
 		exclude, prev = node, &out
 		s.drop(j)
+	}
+	if s.draining.Load() {
+		return running("the plugin is stopping (its pod is being deleted); the next agent's plugin runs this node", s.requeue)
 	}
 	if s.running >= s.cfg.MaxJobs || s.runningBytes+size > s.cfg.MaxBytes {
 		// Error: the node's retryStrategy tries again after its backoff.

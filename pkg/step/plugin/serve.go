@@ -38,6 +38,9 @@ func Main(args []string) int {
 	return serve(ctx, args, os.Stdout, os.Stderr, nil)
 }
 
+// drainQuiet and drainMax bound how long a stopping server keeps answering.
+var drainQuiet, drainMax = 2 * time.Second, 20 * time.Second
+
 // serve runs the server; ready, if set, gets the listening address.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) int {
 	fs := flag.NewFlagSet("deploystep serve", flag.ContinueOnError)
@@ -88,8 +91,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return exitcode.Failure
 	case <-ctx.Done():
 	}
-	// The agent pod is going away: answer no more calls, end the jobs.
-	// Their operations go on in Argo CD; the next plugin adopts them.
+	// The agent pod is going away, but the agent beside us may call for a
+	// while yet: a refused call fails its node for good. Keep answering
+	// (jobs go on; no new ones) until the agent has been silent for
+	// drainQuiet or drainMax has passed (within Kubernetes' default 30 s
+	// grace period), then end the jobs. Their operations go on in Argo CD;
+	// the next plugin adopts them.
+	s.Drain()
+	fmt.Fprintln(stderr, "deploystep serve: stopping: answering until the agent stops calling")
+	for t0 := time.Now(); time.Since(t0) < drainMax && s.SinceLastCall() < drainQuiet; {
+		time.Sleep(drainQuiet / 10)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)

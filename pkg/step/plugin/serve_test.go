@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
@@ -35,6 +36,9 @@ func TestServeFlags(t *testing.T) {
 // The real listener: it answers the agent, and SIGTERM (ctx) ends it with
 // exit 0.
 func TestServeListensAndStops(t *testing.T) {
+	q, m := drainQuiet, drainMax
+	drainQuiet, drainMax = 300*time.Millisecond, 5*time.Second
+	t.Cleanup(func() { drainQuiet, drainMax = q, m })
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(agentToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -60,6 +64,14 @@ func TestServeListensAndStops(t *testing.T) {
 		t.Errorf("HTTP %d %q, want 200 {}", resp.StatusCode, got)
 	}
 	cancel()
+	// Stopping, it still answers until the agent has been silent a while.
+	req, _ = http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("a call right after SIGTERM: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	if code := <-done; code != exitcode.OK {
 		t.Errorf("exit %d after SIGTERM", code)
 	}

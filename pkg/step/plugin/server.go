@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
@@ -62,6 +63,16 @@ type Server struct {
 	kube     *kube
 	kubeErr  error
 
+	// draining: the pod is going away (SIGTERM). The agent beside us may
+	// still call until it exits itself; a refused call would fail the node
+	// (the agent retries "connection refused" only ~15 s, then Failed,
+	// which retryStrategy does not retry), so the server keeps answering:
+	// running jobs as usual, new ones Running without starting them (the
+	// next agent's plugin runs and adopts them). lastCall tells when the
+	// agent has stopped calling.
+	draining atomic.Bool
+	lastCall atomic.Int64 // unix nanoseconds of the latest call
+
 	mu           sync.Mutex
 	jobs         map[string]*job
 	running      int
@@ -93,11 +104,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
-	return &Server{cfg: cfg, requeue: cfg.Requeue.String(), ctx: ctx, jobs: map[string]*job{}}, nil
+	srv := &Server{cfg: cfg, requeue: cfg.Requeue.String(), ctx: ctx, jobs: map[string]*job{}}
+	srv.lastCall.Store(time.Now().UnixNano())
+	return srv, nil
 }
 
 // Wait blocks until every job has ended (after ctx is cancelled).
 func (s *Server) Wait() { s.wg.Wait() }
+
+// Drain stops starting jobs; calls go on being answered.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// SinceLastCall is how long ago the agent last called (since New if never).
+func (s *Server) SinceLastCall() time.Duration {
+	return time.Since(time.Unix(0, s.lastCall.Load()))
+}
 
 func (s *Server) kubeClient() (*kube, error) {
 	s.kubeOnce.Do(func() {
@@ -139,6 +160,7 @@ type outParam struct {
 // else is 404 (the agent then never calls that method again), a wrong or
 // missing token 403. Every answer is immediate.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.lastCall.Store(time.Now().UnixNano())
 	if r.Method != http.MethodPost || r.URL.Path != executePath {
 		http.NotFound(w, r)
 		return

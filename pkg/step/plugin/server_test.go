@@ -300,3 +300,37 @@ func TestFinishedJobsEviction(t *testing.T) {
 		t.Errorf("a2: %+v after %d runs", rep.Node, len(fe.calls))
 	}
 }
+
+// A stopping server (SIGTERM: its pod is being deleted) keeps answering: a
+// running job as before, to its real end; a new node Running without a job
+// (the next agent's plugin runs it). A refused call would fail the node.
+func TestDrainKeepsAnswering(t *testing.T) {
+	s, fe := newTestServer(t, Config{})
+	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	old := k.Body(validateTemplate("web"))
+	if _, rep := pt.Call(t, s, agentToken, old); rep.Node == nil || rep.Node.Phase != phaseRunning {
+		t.Fatalf("first call: %+v", rep)
+	}
+	eventually(t, "job started", func() bool { fe.mu.Lock(); defer fe.mu.Unlock(); return len(fe.calls) == 1 })
+	s.Drain()
+	_, rep := pt.Call(t, s, agentToken, k.Body(validateTemplate("api")))
+	if rep.Node == nil || rep.Node.Phase != phaseRunning || rep.Requeue == "" || !strings.Contains(rep.Node.Message, "stopping") {
+		t.Fatalf("new node while draining: %+v", rep)
+	}
+	fe.codes <- exitcode.OK
+	eventually(t, "the running job's end answered", func() bool {
+		_, rep = pt.Call(t, s, agentToken, old)
+		return rep.Node.Phase != phaseRunning
+	})
+	if rep.Node.Phase != phaseSucceeded {
+		t.Errorf("running job while draining ended %+v", rep.Node)
+	}
+	fe.mu.Lock()
+	defer fe.mu.Unlock()
+	if len(fe.calls) != 1 {
+		t.Errorf("%d steps ran, want 1 (none for the node that came while draining)", len(fe.calls))
+	}
+	if s.SinceLastCall() > 5*time.Second {
+		t.Errorf("SinceLastCall %s right after a call", s.SinceLastCall())
+	}
+}
