@@ -30,8 +30,8 @@ Usage:
 `
 
 // Main is `deploystep serve ARGS`: it serves until SIGTERM or SIGINT,
-// then stops taking calls and ends its jobs (they end "interrupted"; the
-// next agent's plugin adopts their operations).
+// then drains (serve) and ends its jobs (they end "interrupted"; the next
+// agent's plugin adopts their operations).
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
