@@ -34,7 +34,11 @@ func (s *scenario) pluginMode() (string, error) {
 		return "", err
 	}
 	defer func() {
-		// The steps after this one run the pod-mode templates.
+		// The steps after this one run the pod-mode templates, on the
+		// absent platform (as after step 8) even when this step failed.
+		if err := s.reset(); err != nil {
+			fmt.Printf("step 12: reset: %v\n", err)
+		}
 		if _, err := s.readmeRun("apply"); err != nil {
 			fmt.Printf("step 12: re-applying the pod-mode templates: %v\n", err)
 		}
