@@ -143,7 +143,8 @@ func (s *scenario) pluginMode() (string, error) {
 	for app, n := range historyLen(apps) {
 		synced[app] = n - hist0[app]
 	}
-	for _, a := range append([]string{brokenApp}, keys(s.p.descendants(brokenApp))...) {
+	rerun := append([]string{brokenApp}, keys(s.p.descendants(brokenApp))...)
+	for _, a := range rerun {
 		if synced[a] != 1 {
 			errs = append(errs, fmt.Sprintf("%s synced %d times in the resumed run, want 1", a, synced[a]))
 		}
@@ -172,8 +173,8 @@ func (s *scenario) pluginMode() (string, error) {
 			return "", fmt.Errorf("plugin-mode teardown %s left Application %s", tw.Metadata.Name, a)
 		}
 	}
-	return fmt.Sprintf("plugin deploy %s: %s | failure %s at %s, node message %q | resume: %s; %s Succeeded, %v synced once each | teardown %s Succeeded in %s",
-		w.Metadata.Name, c, failName, brokenApp, msg, killed, failName, synced, tw.Metadata.Name,
+	return fmt.Sprintf("plugin deploy %s: %s | failure %s at %s, node message %q | resume: %s; %s Succeeded, %v synced once each, no node finished before its app was Healthy | teardown %s Succeeded in %s",
+		w.Metadata.Name, c, failName, brokenApp, msg, killed, failName, rerun, tw.Metadata.Name,
 		sec(tw.Status.FinishedAt.Sub(tw.Status.StartedAt.Time))), nil
 }
 
