@@ -44,6 +44,16 @@ func (s *scenario) pluginMode() (string, error) {
 		}
 	}()
 
+	// Step 8 deleted the Widget CRD (crd-policy=delete); one still
+	// terminating makes widget-crd's sync wait (20 s seen), which the
+	// measure below would count as this mode's overhead.
+	if err := h.waitFor("the Widget CRD gone", 2*time.Minute, func() (bool, error) {
+		out, err := h.kubectl("get", "crd", "widgets.e2e.deployctl.dev", "--ignore-not-found", "-o", "name")
+		return err == nil && strings.TrimSpace(out) == "", err
+	}); err != nil {
+		return "", err
+	}
+
 	// a. deploy, measured, every pod of the run counted while it runs.
 	pods := h.countPods()
 	before, err := s.runs(s.deployTemplate())
