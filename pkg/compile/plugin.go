@@ -228,6 +228,9 @@ var agentRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"argoproj.io"}, Resources: []string{"workflowtasksets/status"}, Verbs: []string{"patch"}},
 }
 
+// agentGraceSeconds is the agent pod's termination grace period.
+const agentGraceSeconds = 10
+
 // podSpecPatch gives the agent pod the Argo CD credential volumes the
 // sidecar mounts (the ConfigMap can name mounts, not volumes), defined as
 // the step pods define them, with the secret names of the spec. Argo
@@ -237,10 +240,15 @@ var agentRules = []rbacv1.PolicyRule{
 // two 0440 files: the Argo CD token, and the agent's bearer token that
 // Argo's init container (user 8737) writes to /var/run/argo (argoexec
 // agent init: directory 0770, file 0440; fsGroup makes their group ours).
+// terminationGracePeriodSeconds: a deleted agent pod's agent goes on
+// calling the plugin until it is killed (seen on Argo Workflows v3.7.18),
+// so the plugin answers until then (docs/step-contract.md); 10 s instead
+// of Kubernetes' 30 bounds how long the next agent pod, same name, waits.
 func podSpecPatch(p *spec.Platform) (string, error) {
 	cs := caSecretOf(p.Spec.ArgoCD)
 	patch := corev1.PodSpec{
-		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr(int64(stepUID))},
+		TerminationGracePeriodSeconds: ptr(int64(agentGraceSeconds)),
+		SecurityContext:               &corev1.PodSecurityContext{FSGroup: ptr(int64(stepUID))},
 		Volumes: []corev1.Volume{
 			{Name: volumeArgoCDTok, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName:  p.Spec.ArgoCD.TokenSecret.Name,

@@ -138,7 +138,8 @@ func TestPluginWorkflowTemplates(t *testing.T) {
 			{Name: "argocd-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName: "shop-ca", Optional: ptr(true), DefaultMode: ptr(int32(0o444)), Items: []corev1.KeyToPath{{Key: "bundle.pem", Path: "ca.crt"}}}}},
 		}
-		if !reflect.DeepEqual(patch.Volumes, want) || patch.SecurityContext == nil || *patch.SecurityContext.FSGroup != 65532 || len(patch.Containers) != 0 {
+		if !reflect.DeepEqual(patch.Volumes, want) || patch.SecurityContext == nil || *patch.SecurityContext.FSGroup != 65532 || len(patch.Containers) != 0 ||
+			patch.TerminationGracePeriodSeconds == nil || *patch.TerminationGracePeriodSeconds != 10 {
 			t.Errorf("%s: podSpecPatch %s", a, gw.Spec.PodSpecPatch)
 		}
 	}

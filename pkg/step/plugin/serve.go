@@ -30,16 +30,22 @@ Usage:
 `
 
 // Main is `deploystep serve ARGS`: it serves until SIGTERM or SIGINT,
-// then drains (serve) and ends its jobs (they end "interrupted"; the next
-// agent's plugin adopts their operations).
+// then answers on, starting no new job, until the kubelet kills it at the
+// end of the pod's grace period (serve): the agent beside it may call
+// until then. The next agent's plugin adopts the operations.
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serve(ctx, args, os.Stdout, os.Stderr, nil)
 }
 
-// drainQuiet and drainMax bound how long a stopping server keeps answering.
-var drainQuiet, drainMax = 2 * time.Second, 20 * time.Second
+// drainQuiet and drainMax end a stopping server's answering early (tests
+// only): zero, as in production, answers until the process is killed. A
+// deleted agent pod's agent may go on calling until the kubelet kills it
+// at the end of the grace period (Argo Workflows v3.7.18 does, and picks
+// up new nodes meanwhile), and no silence proves it gone: with Argo's
+// default 10 s patch rate the gap between two nodes is longer than that.
+var drainQuiet, drainMax time.Duration
 
 // serve runs the server; ready, if set, gets the listening address.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) int {
@@ -91,16 +97,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return exitcode.Failure
 	case <-ctx.Done():
 	}
-	// The agent pod is going away, but the agent beside us may call for a
-	// while yet: a refused call fails its node for good. Keep answering
-	// (jobs go on; no new ones) until the agent has been silent for
-	// drainQuiet or drainMax has passed (within Kubernetes' default 30 s
-	// grace period), then end the jobs. Their operations go on in Argo CD;
-	// the next plugin adopts them.
+	// The agent pod is going away, but the agent beside us may call until
+	// it is killed: a refused call fails its node for good. Keep answering
+	// (jobs go on; no new ones) until killed (the generated agent pod's
+	// grace period is 10 s). Their operations go on in Argo CD; the next
+	// plugin adopts them.
 	s.Drain()
-	fmt.Fprintln(stderr, "deploystep serve: stopping: answering until the agent stops calling")
-	for t0 := time.Now(); time.Since(t0) < drainMax && s.SinceLastCall() < drainQuiet; {
-		time.Sleep(drainQuiet / 10)
+	fmt.Fprintln(stderr, "deploystep serve: stopping: answering until the pod is killed")
+	for t0 := time.Now(); drainMax <= 0 || time.Since(t0) < drainMax; time.Sleep(50 * time.Millisecond) {
+		if drainQuiet > 0 && s.SinceLastCall() >= drainQuiet {
+			break
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
