@@ -64,12 +64,12 @@ type Server struct {
 	kubeErr  error
 
 	// draining: the pod is going away (SIGTERM). The agent beside us may
-	// still call until it exits itself; a refused call would fail the node
+	// still call until it is killed; a refused call would fail the node
 	// (the agent retries "connection refused" only ~15 s, then Failed,
 	// which retryStrategy does not retry), so the server keeps answering:
 	// running jobs as usual, new ones Running without starting them (the
-	// next agent's plugin runs and adopts them). lastCall tells when the
-	// agent has stopped calling.
+	// next agent's plugin runs and adopts them). lastCall: when the agent
+	// last called (serve's tests end a drain on silence).
 	draining atomic.Bool
 	lastCall atomic.Int64 // unix nanoseconds of the latest call
 
