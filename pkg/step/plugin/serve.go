@@ -36,19 +36,15 @@ Usage:
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, args, os.Stdout, os.Stderr, nil)
+	return serve(ctx, nil, args, os.Stdout, os.Stderr, nil)
 }
 
-// drainQuiet and drainMax end a stopping server's answering early (tests
-// only): zero, as in production, answers until the process is killed. A
-// deleted agent pod's agent may go on calling until the kubelet kills it
-// at the end of the grace period (Argo Workflows v3.7.18 does, and picks
-// up new nodes meanwhile), and no silence proves it gone: with Argo's
-// default 10 s patch rate the gap between two nodes is longer than that.
-var drainQuiet, drainMax time.Duration
-
-// serve runs the server; ready, if set, gets the listening address.
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) int {
+// serve runs the server until ctx ends, then drains until killed is closed:
+// nil in production, where only the kubelet's SIGKILL ends it (a deleted
+// agent pod's agent may call until then: v3.7.18's did, and picked up new
+// nodes meanwhile; no silence proves it gone). ready, if set, gets the
+// listening address.
+func serve(ctx context.Context, killed <-chan struct{}, args []string, stdout, stderr io.Writer, ready func(addr string)) int {
 	fs := flag.NewFlagSet("deploystep serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	listen := fs.String("listen", "127.0.0.1:4355", "")
@@ -104,11 +100,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	// plugin adopts them.
 	s.Drain()
 	fmt.Fprintln(stderr, "deploystep serve: stopping: answering until the pod is killed")
-	for t0 := time.Now(); drainMax <= 0 || time.Since(t0) < drainMax; time.Sleep(50 * time.Millisecond) {
-		if drainQuiet > 0 && s.SinceLastCall() >= drainQuiet {
-			break
-		}
-	}
+	<-killed
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)

@@ -9,36 +9,33 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
 func TestServeFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := serve(context.Background(), []string{"-h"}, &out, &errOut, nil); code != exitcode.OK || !strings.Contains(out.String(), "--token-file") {
+	if code := serve(context.Background(), nil, []string{"-h"}, &out, &errOut, nil); code != exitcode.OK || !strings.Contains(out.String(), "--token-file") {
 		t.Errorf("-h: exit %d, %q", code, out.String())
 	}
 	for _, args := range [][]string{{"--port", "1"}, {"extra"}, {"--requeue", "0s"}, {"--token-file", filepath.Join(t.TempDir(), "none")}} {
 		errOut.Reset()
-		if code := serve(context.Background(), args, io.Discard, &errOut, nil); code != exitcode.Invalid {
+		if code := serve(context.Background(), nil, args, io.Discard, &errOut, nil); code != exitcode.Invalid {
 			t.Errorf("%v: exit %d, want 3 (%s)", args, code, errOut.String())
 		}
 	}
 	empty := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(empty, []byte("\n"), 0o600)
 	errOut.Reset()
-	if code := serve(context.Background(), []string{"--token-file", empty}, io.Discard, &errOut, nil); code != exitcode.Invalid || !strings.Contains(errOut.String(), "no bearer token") {
+	if code := serve(context.Background(), nil, []string{"--token-file", empty}, io.Discard, &errOut, nil); code != exitcode.Invalid || !strings.Contains(errOut.String(), "no bearer token") {
 		t.Errorf("empty token: exit %d, %s", code, errOut.String())
 	}
 }
 
-// The real listener: it answers the agent, and SIGTERM (ctx) ends it with
-// exit 0.
+// The real listener: it answers the agent; after SIGTERM (ctx) it answers
+// on until killed, then exits 0.
 func TestServeListensAndStops(t *testing.T) {
-	q, m := drainQuiet, drainMax
-	drainQuiet, drainMax = 300*time.Millisecond, 5*time.Second
-	t.Cleanup(func() { drainQuiet, drainMax = q, m })
+	killed := make(chan struct{})
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(agentToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -48,7 +45,7 @@ func TestServeListensAndStops(t *testing.T) {
 	done := make(chan int, 1)
 	var logs bytes.Buffer
 	go func() {
-		done <- serve(ctx, []string{"--listen", "127.0.0.1:0", "--token-file", tok}, io.Discard, &logs, func(a string) { addr <- a })
+		done <- serve(ctx, killed, []string{"--listen", "127.0.0.1:0", "--token-file", tok}, io.Discard, &logs, func(a string) { addr <- a })
 	}()
 	url := "http://" + <-addr + executePath
 	body := `{"workflow":{"metadata":{"name":"wf","namespace":"ns","uid":"u"}},"template":{"name":"t","plugin":{"slack":{}}}}`
@@ -64,7 +61,7 @@ func TestServeListensAndStops(t *testing.T) {
 		t.Errorf("HTTP %d %q, want 200 {}", resp.StatusCode, got)
 	}
 	cancel()
-	// Stopping, it still answers until the agent has been silent a while.
+	// Stopping, it still answers until it is killed.
 	req, _ = http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+agentToken)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
@@ -72,6 +69,7 @@ func TestServeListensAndStops(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
+	close(killed)
 	if code := <-done; code != exitcode.OK {
 		t.Errorf("exit %d after SIGTERM", code)
 	}

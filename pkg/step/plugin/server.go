@@ -68,10 +68,8 @@ type Server struct {
 	// (the agent retries "connection refused" only ~15 s, then Failed,
 	// which retryStrategy does not retry), so the server keeps answering:
 	// running jobs as usual, new ones Running without starting them (the
-	// next agent's plugin runs and adopts them). lastCall: when the agent
-	// last called (serve's tests end a drain on silence).
+	// next agent's plugin runs and adopts them).
 	draining atomic.Bool
-	lastCall atomic.Int64 // unix nanoseconds of the latest call
 
 	mu           sync.Mutex
 	jobs         map[string]*job
@@ -104,9 +102,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
-	srv := &Server{cfg: cfg, requeue: cfg.Requeue.String(), ctx: ctx, jobs: map[string]*job{}}
-	srv.lastCall.Store(time.Now().UnixNano())
-	return srv, nil
+	return &Server{cfg: cfg, requeue: cfg.Requeue.String(), ctx: ctx, jobs: map[string]*job{}}, nil
 }
 
 // Wait blocks until every job has ended (after ctx is cancelled).
@@ -114,11 +110,6 @@ func (s *Server) Wait() { s.wg.Wait() }
 
 // Drain stops starting jobs; calls go on being answered.
 func (s *Server) Drain() { s.draining.Store(true) }
-
-// SinceLastCall is how long ago the agent last called (since New if never).
-func (s *Server) SinceLastCall() time.Duration {
-	return time.Since(time.Unix(0, s.lastCall.Load()))
-}
 
 func (s *Server) kubeClient() (*kube, error) {
 	s.kubeOnce.Do(func() {
@@ -160,7 +151,6 @@ type outParam struct {
 // else is 404 (the agent then never calls that method again), a wrong or
 // missing token 403. Every answer is immediate.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.lastCall.Store(time.Now().UnixNano())
 	if r.Method != http.MethodPost || r.URL.Path != executePath {
 		http.NotFound(w, r)
 		return
