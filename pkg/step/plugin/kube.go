@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/pkg/step"
 )
 
 // The in-cluster credentials every pod with a mounted ServiceAccount token
@@ -92,11 +93,7 @@ func (k *kube) workflow(ctx context.Context, namespace, name string) ([]byte, er
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
-		}
-		return nil, &apiError{Status: resp.StatusCode, Message: msg}
+		return nil, &apiError{Status: resp.StatusCode, Message: step.Clip(strings.TrimSpace(string(body)), 300+len("…"))}
 	}
 	return body, nil
 }
