@@ -121,7 +121,11 @@ func (s *scenario) pluginMode() (string, error) {
 	if _, err := h.script("gitrepo.sh", "fix", brokenApp); err != nil {
 		return "", err
 	}
-	hist0 := historyLen(apps0(h))
+	failedApps, err := h.applications()
+	if err != nil {
+		return "", err
+	}
+	hist0 := historyLen(failedApps)
 	resumed := time.Now()
 	done := make(chan error, 1)
 	var rout string
@@ -356,11 +360,6 @@ func failedLeafMessage(w *workflow, app string) string {
 		}
 	}
 	return msg
-}
-
-func apps0(h *harness) map[string]application {
-	a, _ := h.applications()
-	return a
 }
 
 func historyLen(apps map[string]application) map[string]int {
