@@ -169,10 +169,7 @@ func (s *Server) run(j *job) {
 	j.mu.Lock()
 	c := j.call
 	j.mu.Unlock()
-	env := map[string]string{}
-	for _, e := range c.Env {
-		env[e.Name] = e.Value
-	}
+	env := c.environ()
 	// The log names the node by its workflow and command line's start
 	// (sync-and-wait --app web): one agent serves many nodes.
 	log := &lastLine{j: j, to: s.cfg.Log, prefix: j.wf.Namespace + "/" + j.wf.Name + " " + strings.Join(c.Args[:min(3, len(c.Args))], " ") + ": "}
@@ -197,8 +194,7 @@ func (s *Server) run(j *job) {
 		env["SYNC_ID"] = id.syncID
 		fmt.Fprintf(log, "node %s, sync id %s (from node %s)\n", id.node, id.syncID, id.anchor)
 	}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	s.finish(j, s.cfg.Exec(s.ctx, c.Args, lookup, log))
+	s.finish(j, s.cfg.Exec(s.ctx, c.Args, env.lookup, log))
 }
 
 func (j *job) setProgress(p string) {

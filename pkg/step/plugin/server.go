@@ -182,11 +182,7 @@ func (s *Server) execute(body []byte) reply {
 	}
 	// The command line is checked before any job exists: an invalid one
 	// costs nothing but this answer.
-	env := map[string]string{}
-	for _, e := range c.Env {
-		env[e.Name] = e.Value
-	}
-	inv, err := cmdline.Parse(c.Args, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	inv, err := cmdline.Parse(c.Args, c.environ().lookup)
 	if errors.Is(err, cmdline.ErrHelp) {
 		err = errors.New("-h asks for the usage text, not a step")
 	}

@@ -56,6 +56,22 @@ type envVar struct {
 	Value string `json:"value"`
 }
 
+// environ is the step's whole environment: the template's env, nothing of
+// the sidecar's own.
+func (c *call) environ() stepEnv {
+	m := make(stepEnv, len(c.Env))
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+// stepEnv is a step's environment; lookup is what cmdline.Parse and step.Exec
+// read it through.
+type stepEnv map[string]string
+
+func (m stepEnv) lookup(k string) (string, bool) { v, ok := m[k]; return v, ok }
+
 // errNotOurs: the template is another plugin's (or none's); the reply is {}.
 var errNotOurs = errors.New("not a deployctl plugin template")
 
