@@ -114,6 +114,7 @@ func TestCASecretReachesTheStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		d.Platform.Spec.ArgoCD.CASecret = nil // the example names one (the Quickstart's)
 		if withCA {
 			d.Platform.Spec.ArgoCD.CASecret = &spec.SecretKeyRef{Name: "argocd-ca", Key: "bundle.pem"}
 		}

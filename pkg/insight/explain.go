@@ -34,6 +34,9 @@ type Cause struct {
 
 // Explain explains one app (its task or Application name).
 func (r *Run) Explain(name string) (*Explanation, error) {
+	if r.Validation != nil {
+		return nil, fmt.Errorf("workflow %s is a validate run: it deploys nothing, and `deployctl status %s` shows each app's health and sync as it read them", r.Workflow, r.Workflow)
+	}
 	n := r.Node(name)
 	if n == nil || n.Stack {
 		var names []string

@@ -64,18 +64,23 @@ type Run struct {
 	Seconds         float64   `json:"seconds"`
 	ArgoCDNamespace string    `json:"argocdNamespace"`
 	// Nodes in execution order (every node after what it depends on).
-	Nodes   []*Node          `json:"nodes"`
-	byName  map[string]*Node `json:"-"`
-	deps    *graph.Graph     // task → the tasks it depends on
-	secrets *redact.Set
+	Nodes []*Node `json:"nodes"`
+	// Validation: a validate run's apps and aggregate, from its steps'
+	// results (nil for a deploy or teardown run).
+	Validation *Validation      `json:"validation,omitempty"`
+	byName     map[string]*Node `json:"-"`
+	deps       *graph.Graph     // task → the tasks it depends on
+	secrets    *redact.Set
 }
 
 // Node is one task of the run: an app, or a stack's join.
 type Node struct {
-	Name       string    `json:"name"`
-	App        string    `json:"app,omitempty"` // the Argo CD Application; "" for a join
-	Stack      bool      `json:"stack,omitempty"`
-	DependsOn  []string  `json:"dependsOn,omitempty"`
+	Name      string   `json:"name"`
+	App       string   `json:"app,omitempty"` // the Argo CD Application; "" for a join
+	Stack     bool     `json:"stack,omitempty"`
+	DependsOn []string `json:"dependsOn,omitempty"`
+	// Apps: a validate task's apps (it is a stack's task, not an app).
+	Apps       []string  `json:"apps,omitempty"`
 	State      string    `json:"state"`
 	Phase      string    `json:"phase,omitempty"` // Argo's node phase
 	StartedAt  time.Time `json:"startedAt,omitempty"`
@@ -283,6 +288,9 @@ func newRun(wf *wfv1.Workflow, spec *wfv1.WorkflowSpec, now time.Time) *Run {
 		for _, p := range t.Arguments.Parameters {
 			if p.Name == appParam && p.Value != nil {
 				n.App, n.Stack = p.Value.String(), false
+			}
+			if p.Name == appsParam && p.Value != nil {
+				n.Apps = splitApps(p.Value.String())
 			}
 			if p.Name == appNSParam && p.Value != nil {
 				n.AppNamespace = p.Value.String()

@@ -48,6 +48,9 @@ func (r *Run) settle(wf *wfv1.Workflow, apps map[string]*unstructured.Unstructur
 	for _, n := range r.Nodes {
 		n.State = r.state(n, nodes[n.Name], done)
 	}
+	if r.Action == actionValidate {
+		r.validation(wf, nodes, done)
+	}
 	for _, n := range r.Nodes {
 		switch n.State {
 		case Waiting:
@@ -94,7 +97,7 @@ func (r *Run) state(n *Node, an *wfv1.NodeStatus, done bool) string {
 	}
 	// Running.
 	switch {
-	case n.Stack:
+	case n.Stack && len(n.Apps) == 0: // a join runs only while it waits
 		return Waiting
 	case r.Action == actionTeardown:
 		return Deleting

@@ -47,6 +47,9 @@ func (r *Run) header() string {
 }
 
 func (r *Run) statusText() string {
+	if r.Validation != nil {
+		return r.validationText()
+	}
 	var b strings.Builder
 	b.WriteString(r.header() + "\n")
 	count := map[string]int{}

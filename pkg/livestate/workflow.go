@@ -1,6 +1,7 @@
 package livestate
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -48,6 +49,35 @@ func Attempts(wf *wfv1.Workflow, n *wfv1.NodeStatus) []*wfv1.NodeStatus {
 // task node's own, else that of the latest attempt that wrote one (a failed
 // Retry node has none itself); nil when there is none.
 func ResultOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) *stepresult.Result {
+	var out *stepresult.Result
+	eachResult(wf, n, func(raw []byte) bool {
+		r, err := stepresult.Parse(raw)
+		out = r
+		return err == nil
+	})
+	return out
+}
+
+// ValidationOf is a validate task's step result, found as ResultOf finds
+// one: each app's health and sync as the step read them, and their
+// aggregate. Nil when the task wrote none, or not a validate step's (the
+// template's default "{}" when the step never ran).
+func ValidationOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) *stepresult.ValidateResult {
+	var out *stepresult.ValidateResult
+	eachResult(wf, n, func(raw []byte) bool {
+		var r stepresult.ValidateResult
+		if json.Unmarshal(raw, &r) != nil || r.Command != "validate" {
+			return false
+		}
+		out = &r
+		return true
+	})
+	return out
+}
+
+// eachResult hands take the `result` output parameters of a task node,
+// then of its attempts newest first, until take accepts one.
+func eachResult(wf *wfv1.Workflow, n *wfv1.NodeStatus, take func([]byte) bool) {
 	cands := []*wfv1.NodeStatus{n}
 	as := Attempts(wf, n)
 	for i := len(as) - 1; i >= 0; i-- {
@@ -58,15 +88,11 @@ func ResultOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) *stepresult.Result {
 			continue
 		}
 		for _, p := range c.Outputs.Parameters {
-			if p.Name != "result" || p.Value == nil {
-				continue
-			}
-			if r, err := stepresult.Parse([]byte(p.Value.String())); err == nil {
-				return r
+			if p.Name == "result" && p.Value != nil && take([]byte(p.Value.String())) {
+				return
 			}
 		}
 	}
-	return nil
 }
 
 // MessageOf is why a task's node ended as it did, as Argo shows it on the

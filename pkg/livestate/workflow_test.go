@@ -100,3 +100,30 @@ func TestMessageOf(t *testing.T) {
 		t.Errorf("attempts without a message: %q, want the Retry node's", got)
 	}
 }
+
+// ValidationOf reads a validate task's own result (apps and aggregate),
+// else its latest attempt's; a sync-and-wait result or the template's
+// default "{}" (the step never ran) is none.
+func TestValidationOf(t *testing.T) {
+	wf := retried()
+	nodes := TaskNodes(wf)
+	if v := ValidationOf(wf, nodes["db"]); v != nil {
+		t.Errorf("a sync-and-wait task: %+v, want none", v)
+	}
+	v := wfv1.AnyString(`{}`)
+	wf.Status.Nodes["web"] = wfv1.NodeStatus{ID: "web", Name: "p-deploy-x.web", DisplayName: "web", Type: wfv1.NodeTypePod,
+		Outputs: &wfv1.Outputs{Parameters: []wfv1.Parameter{{Name: "result", Value: &v}}}}
+	if got := ValidationOf(wf, ptr(wf.Status.Nodes["web"])); got != nil {
+		t.Errorf("the default {}: %+v, want none", got)
+	}
+	wf.Status.Nodes["db0"] = wfv1.NodeStatus{ID: "db0", Name: "p-deploy-x.db(0)", DisplayName: "db(0)", Type: wfv1.NodeTypePod, StartedAt: at(0),
+		Outputs: result(`{"command":"validate","outcome":"Partial","exitCode":2,"aggregate":"Degraded","apps":[{"app":"db","verdict":"Degraded","health":"Degraded","syncStatus":"Synced"},{"app":"web","verdict":"Healthy","health":"Healthy","syncStatus":"Synced"}]}`)}
+	wf.Status.Nodes["db1"] = wfv1.NodeStatus{ID: "db1", Name: "p-deploy-x.db(1)", DisplayName: "db(1)", Type: wfv1.NodeTypePod, StartedAt: at(60),
+		Outputs: result(`{}`)}
+	got := ValidationOf(wf, TaskNodes(wf)["db"])
+	if got == nil || got.Aggregate != "Degraded" || len(got.Apps) != 2 || got.Apps[0].App != "db" || got.Apps[0].SyncStatus != "Synced" || got.ExitCode != 2 {
+		t.Errorf("db: %+v, want the attempt's validate result", got)
+	}
+}
+
+func ptr(n wfv1.NodeStatus) *wfv1.NodeStatus { return &n }

@@ -143,6 +143,7 @@ func Readme(out *compile.Output, plans Plans, files []string) ([]byte, error) {
 
 	b.WriteString("**Validate** (read-only: each app's health and sync, and the aggregate):\n\n")
 	block("validate", fmt.Sprintf("argo submit -n %s --wait %s/validate.yaml", ns, DirWorkflows))
+	fmt.Fprintf(&b, "`--wait` prints only the run's phase; `deployctl status -n %s RUN` (RUN: the name `argo submit` printed) prints each app's verdict, health and sync as the run read them, and the aggregate.\n\n", ns)
 
 	b.WriteString("**Tear down** in reverse order:\n\n")
 	block("teardown", fmt.Sprintf("argo submit -n %s --wait %s/teardown.yaml -p confirm=%s", ns, DirWorkflows, name))

@@ -33,7 +33,7 @@ func TestNormalizeAppliesDefaults(t *testing.T) {
 	if web.Source.RepoURL != "https://git.example.com/platform.git" || web.Source.TargetRevision != "main" || web.Source.Path != "apps/web" {
 		t.Errorf("web source = %+v", web.Source)
 	}
-	if db.Source.RepoURL != "https://charts.bitnami.com/bitnami" || db.Source.Chart != "postgresql" || db.Source.Path != "" {
+	if db.Source.RepoURL != "https://git.example.com/platform.git" || db.Source.Chart != "" || db.Source.Path != "apps/database" {
 		t.Errorf("db source = %+v", db.Source)
 	}
 	if web.Destination.Server != DefaultServer || web.Project != "default" {

@@ -44,7 +44,7 @@ func (s *scenario) liveDeps() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The deployctl account's token (the Quickstart's section 5 Secret) may
+	// The deployctl account's token (the Quickstart's section 6 Secret) may
 	// read the platform's Applications: what --live needs.
 	enc, err := h.kubectl("-n", argoNS, "get", "secret", "deployctl-argocd-token", "-o", "jsonpath={.data.token}")
 	if err != nil {

@@ -46,6 +46,11 @@ func TestScenario(t *testing.T) {
 		// Argo CD alone, then the import: what it checks is the
 		// importer's, the same on every set; the newest set runs it.
 		{"10 import app-of-apps", 1, s.importAoA, "newest"},
+		// The Quickstart as a reader runs it (issue 27): a fresh shell, a
+		// folder outside the repository, the example spec. It checks the
+		// documents, the same on every set: the newest set runs it, last
+		// (the example's apply replaces the shared ClusterWorkflowTemplates).
+		{"13 quickstart, a newcomer", 0, s.newcomer, "newest"},
 	}
 	type row struct {
 		name, status, detail string
@@ -992,8 +997,13 @@ func (s *scenario) validate() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.qsRun("validate"); err != nil {
+	out, err := s.qsRun("validate")
+	if err != nil {
 		return "", fmt.Errorf("validate of the healthy platform: %w", err)
+	}
+	// Its deployctl status shows what the steps read (issue 27 item 5).
+	if want := fmt.Sprintf("  aggregate Healthy · %d Healthy\n", len(s.p.Apps)); !strings.Contains(out, want) {
+		return "", fmt.Errorf("the Quickstart's validate block does not show %q:\n%s", strings.TrimSpace(want), lastLines(out, 20))
 	}
 	if _, err := s.readmeRun("validate"); err != nil {
 		return "", fmt.Errorf("validate of the healthy platform: %w", err)
@@ -1051,7 +1061,7 @@ func (s *scenario) validate() (string, error) {
 	if !named {
 		return "", fmt.Errorf("validate failed without naming %s: %s", degradedApp, w2.describeWith(h.stepLogs(w2)))
 	}
-	return fmt.Sprintf("healthy (Quickstart and README validate blocks): %s Succeeded in %s; %s Degraded: %s %s naming %s", name, sec(okDur), degradedApp, name2, w2.Status.Phase, degradedApp), nil
+	return fmt.Sprintf("healthy (Quickstart and README validate blocks, deployctl status: aggregate Healthy, %d apps): %s Succeeded in %s; %s Degraded: %s %s naming %s", len(s.p.Apps), name, sec(okDur), degradedApp, name2, w2.Status.Phase, degradedApp), nil
 }
 
 // ---- 8: teardown

@@ -113,14 +113,23 @@ log "cluster up (state $STATE, KUBECONFIG=$KUBECONFIG)"
 # What a person needs next (test/e2e/README.md, "Deploy by hand on the local cluster").
 cat <<EOF
 
-The e2e cluster is up. In your shell:
+The e2e cluster is up. In your shell (and in every new terminal):
 
   export KUBECONFIG=$KUBECONFIG
-  export PATH=$B:\$PATH      # kubectl, argo (Argo Workflows CLI) of the cluster's versions
+  export PATH=$REPO_ROOT/bin:$B:\$PATH      # deployctl (make build); kubectl, argo of the cluster's versions
+
+Then docs/quickstart.md from section 1, its settings as written but these
+(test/e2e/README.md, "Deploy by hand on the local cluster"):
+
+  DEPLOYCTL_SRC=$REPO_ROOT
+  IMAGE=local.test/deploystep:dev
+  GIT_REPO=git://127.0.0.1:$GIT_PORT/platform.git
+  ARGOCD_URL=https://$ARGOCD_ADDR
+  ARGOCD_CA=$P/ca.crt
 
 Argo CD:      https://$ARGOCD_ADDR   (CA: $P/ca.crt; in pods: argocd-server.argocd.svc:443)
 Admin login:  user admin, password: kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d
 Argo CD CLI:  not built here (the module proxy refuses its dependencies); docs/quickstart.md gets the token through the API.
-Git:          git://127.0.0.1:$GIT_PORT/platform.git (the test platform, test/e2e/testdata/platform.yaml)
-Next:         docs/quickstart.md with the settings in test/e2e/README.md; make e2e-down when done.
+Git:          git://127.0.0.1:$GIT_PORT/platform.git (test/e2e/testdata/gitrepo: the test platform's and the example's apps)
+Next:         make build; the Quickstart as above; make e2e-down when done.
 EOF
