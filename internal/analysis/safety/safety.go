@@ -58,7 +58,6 @@ import (
 var Analyzer = &analysis.Analyzer{
 	Name:       "safety",
 	Doc:        "report unbounded reads, unsanctioned HTTP clients, removes and renames, duration parsing, YAML decoding and hand-clipped messages outside the one package that owns each",
-	URL:        "https://github.com/deployctl/deployctl/tree/main/internal/analysis/safety",
 	Run:        run,
 	ResultType: reflect.TypeFor[[]Allowed](),
 }
