@@ -8,7 +8,7 @@ EXAMPLES := $(wildcard examples/*.yaml)
 PLATFORMS := $(basename $(notdir $(EXAMPLES)))
 FUZZTIME ?= 30s
 
-.PHONY: all build demo generate verify test unit fuzz bench bench-import bench-plugin vet fmt ci-deps clean
+.PHONY: all build demo generate verify safety test unit fuzz bench bench-import bench-plugin vet fmt ci-deps clean
 
 all: build
 
@@ -30,8 +30,8 @@ generate: build
 	  $(BIN)/deployctl generate $$f -o generated/$$p || exit 1; \
 	done
 
-## verify: generated/ is exactly what the current code makes; code is formatted and vetted
-verify: build vet fmt
+## verify: generated/ is exactly what the current code makes; code is formatted, vetted and passes the safety guard
+verify: build vet fmt safety
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	for f in $(EXAMPLES); do \
 	  p=$$(basename $$f .yaml); \
@@ -69,6 +69,11 @@ bench-plugin:
 
 vet:
 	$(GO) vet ./...
+
+## safety: unbounded reads, HTTP clients, removes and renames, duration parsing, YAML decoding and hand-clipped
+## messages outside the one package that owns each (internal/analysis/safety; README, "The safety guard")
+safety:
+	$(GO) run ./internal/cmd/safetycheck ./...
 
 fmt:
 	@out=$$(gofmt -l cmd pkg internal schema templates); \

@@ -1,0 +1,6 @@
+// Package duration owns time.ParseDuration.
+package duration
+
+import "time"
+
+func Parse(s string) (time.Duration, error) { return time.ParseDuration(s) }

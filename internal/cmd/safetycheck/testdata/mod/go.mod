@@ -1,0 +1,3 @@
+module github.com/deployctl/deployctl
+
+go 1.25
