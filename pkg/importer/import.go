@@ -159,7 +159,11 @@ type app struct {
 	children               int
 	// self: a parent that also deploys its own resources, kept as an app
 	// for them (builder.own says which sources).
-	self        bool
+	self bool
+	// covers: its sources render something deployctl creates (a child, an
+	// expanded ApplicationSet, itself); out: such a parent left out, as it
+	// deploys nothing else.
+	covers, out bool
 	name, stack string
 }
 
@@ -235,8 +239,16 @@ type builder struct {
 	// inherit spec.defaults.syncOptions.
 	emptySyncOptions map[string]bool
 	// own: what a parent found by its Git layout deploys besides children.
-	own    map[*app]*own
-	nested *nested // --stack-from parent: the groups of nested waves
+	own map[*app]*own
+	// built: the Kustomize folders the input built (their Applications
+	// have no file of their own).
+	built []string
+	// root and repo: the checkout the Applications were read from and the
+	// repository it is (normalized), when found (gitLayout); expanded: the
+	// Applications of each expanded ApplicationSet, by its namespace/name.
+	root, repo string
+	expanded   map[string][]*app
+	nested     *nested // --stack-from parent: the groups of nested waves
 }
 
 func (b *builder) note(format string, args ...any) {
@@ -259,6 +271,7 @@ func (b *builder) index(in *appread.Input) error {
 	}
 	sort.Slice(b.all, func(i, j int) bool { return b.all[i].key < b.all[j].key })
 	b.res.Notes = append(b.res.Notes, in.Notes()...)
+	b.built = in.Built
 	return nil
 }
 
@@ -331,7 +344,7 @@ func (b *builder) resolveParents() {
 	}
 	var parents, selfs []string
 	for _, a := range b.all {
-		if a.children == 0 {
+		if a.children == 0 && !a.covers {
 			b.apps = append(b.apps, a)
 			continue
 		}
@@ -346,6 +359,11 @@ func (b *builder) resolveParents() {
 			}
 			continue
 		}
+		a.out = a.children == 0
+		if a.out {
+			parents = append(parents, a.key+" (only ApplicationSets expanded here)")
+			continue
+		}
 		parents = append(parents, fmt.Sprintf("%s (%d)", a.key, a.children))
 	}
 	if len(parents) > 0 {
@@ -354,7 +372,8 @@ func (b *builder) resolveParents() {
 			strings.Join(parents, ", "))
 	}
 	if len(selfs) > 0 {
-		b.note("parents that also deploy their own resources, kept as apps without their children's files (deployctl creates the children itself); "+
+		b.note("parents that also deploy their own resources, kept as apps that render only those (their children's files excluded, "+
+			"or Kustomize patches `$patch: delete` for their children, ApplicationSets expanded here and themselves: deployctl creates those); "+
 			"their own resources sync beside their children, not interleaved by wave: %s", strings.Join(selfs, ", "))
 	}
 	if len(appsets) > 0 {

@@ -68,6 +68,15 @@ func TestKustomizeTree(t *testing.T) {
 	if len(r.Differences) != 0 {
 		t.Errorf("differences %v", r.Differences)
 	}
+	// The root renders itself, the two ApplicationSets expanded above, an
+	// AppProject and a ConfigMap: its app keeps the last two (P3), two
+	// `$patch: delete` patches take out the rest (one manager, P2).
+	root := apps(r)["cluster-config-app-of-apps"]
+	if k := root.Source.Kustomize; k == nil || len(k.Patches) != 2 ||
+		k.Patches[0].Target.Kind != "Application" || k.Patches[0].Target.Name != "cluster-config-app-of-apps" ||
+		k.Patches[1].Target.Kind != "ApplicationSet" || k.Patches[1].Target.Name != "cluster-configs|cluster-operators" {
+		t.Errorf("root's kustomize %+v", root.Source.Kustomize)
+	}
 	typed := typedApps(t, dir)
 	repo := "https://github.com/redhat-ai-services/ai-accelerator.git"
 	for name, path := range map[string]string{

@@ -15,17 +15,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/pkg/importer/argorules"
 )
 
 // kustomizationFile is the kustomization file of dir, or "".
-func kustomizationFile(dir string) string {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		if p := filepath.Join(dir, n); isFile(p) {
-			return p
-		}
-	}
-	return ""
-}
+func kustomizationFile(dir string) string { return argorules.KustomizationFile(dir) }
 
 // kustomizeRoots are the Kustomize folders to build: those no other one
 // in the input uses (as a resource, base or component), so an overlay is

@@ -121,6 +121,7 @@ func ExcludeGlob(existing string, files []string) (string, bool) {
 // its parent's sync.
 type Object struct {
 	APIVersion, Kind string
+	Name, Namespace  string
 	Lo, Hi           int // see HookWave
 	// Counts: it takes part in the waves (not a Skip, SyncFail or
 	// PostDelete hook, which run outside them).
@@ -139,6 +140,8 @@ func ObjectsIn(file string) (objs []Object, ok bool) {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Metadata   struct {
+			Name        string            `json:"name"`
+			Namespace   string            `json:"namespace"`
 			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	}
@@ -147,7 +150,7 @@ func ObjectsIn(file string) (objs []Object, ok bool) {
 			return
 		}
 		lo, hi, counts := HookWave(m.Metadata.Annotations)
-		objs = append(objs, Object{APIVersion: m.APIVersion, Kind: m.Kind, Lo: lo, Hi: hi, Counts: counts})
+		objs = append(objs, Object{APIVersion: m.APIVersion, Kind: m.Kind, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Lo: lo, Hi: hi, Counts: counts})
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
