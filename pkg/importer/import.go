@@ -248,7 +248,9 @@ type builder struct {
 	// Applications of each expanded ApplicationSet, by its namespace/name.
 	root, repo string
 	expanded   map[string][]*app
-	nested     *nested // --stack-from parent: the groups of nested waves
+	// readDirs: the folders of the input's files and Kustomize builds.
+	readDirs []string
+	nested   *nested // --stack-from parent: the groups of nested waves
 }
 
 func (b *builder) note(format string, args ...any) {
@@ -349,14 +351,16 @@ func (b *builder) resolveParents() {
 			continue
 		}
 		o := b.own[a]
+		if o != nil && len(o.lost) > 0 {
+			// Never silent: what Argo CD deployed through the parent and
+			// no app of the spec deploys.
+			b.note("%s: files that hold Applications and other objects (or globs that cannot be combined) left out of its own app: move the other objects to files of their own: %s",
+				a.key, strings.Join(o.lost, ", "))
+		}
 		if o != nil && len(o.sources) > 0 {
 			a.self = true
 			b.apps = append(b.apps, a)
 			selfs = append(selfs, a.key)
-			if len(o.lost) > 0 {
-				b.note("%s: files that hold Applications and other objects (or globs that cannot be combined) left out of its own app: move the other objects to files of their own: %s",
-					a.key, strings.Join(o.lost, ", "))
-			}
 			continue
 		}
 		a.out = a.children == 0

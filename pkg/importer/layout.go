@@ -94,7 +94,7 @@ func (b *builder) gitLayout() map[*app]*own {
 	if root == "" {
 		return nil
 	}
-	b.root, b.repo = root, repo
+	b.root, b.repo, b.readDirs = root, repo, dirs
 	// The Applications each expanded ApplicationSet generated: a parent
 	// that renders the ApplicationSet renders them too (through the
 	// controller), so deployctl creating them is a second manager.
@@ -115,6 +115,9 @@ func (b *builder) gitLayout() map[*app]*own {
 			}
 			dir := path.Join(root, path.Clean("/" + s.Path)[1:])
 			if argorules.IsKustomizeSource(s, filepath.FromSlash(dir)) {
+				if !b.readBelow(dir) {
+					continue // no Application of the input can come from it
+				}
 				if ls, ok := b.kustomizeLayout(p, i, s, dir, expanded, claims); ok {
 					sources[p] = append(sources[p], ls)
 				}
@@ -202,6 +205,18 @@ func (b *builder) gitLayout() map[*app]*own {
 		}
 	}
 	return out
+}
+
+// readBelow: the input read a file in dir or below it (a Kustomize build
+// counts by its folder). A Kustomize source elsewhere is not built: it
+// holds no Application of the input (a child's own kustomization, say).
+func (b *builder) readBelow(dir string) bool {
+	for _, d := range b.readDirs {
+		if d == dir || strings.HasPrefix(d, strings.TrimSuffix(dir, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // repoRoot is the folder that source paths are relative to: the one most

@@ -132,15 +132,16 @@ func dedup(s []string) []string {
 }
 
 // renderSource is what a source in the repository read from disk renders,
-// as Argo CD's repo server would (a plain directory or a Kustomize build;
-// a chart or another repository is not rendered here), and where.
+// as Argo CD's repo server would (a plain directory, or a Kustomize build
+// of a folder the input read; a chart or another repository is not
+// rendered here), and where.
 func (b *builder) renderSource(s appv1.ApplicationSource) ([]argorules.Object, string) {
 	if argorules.NormalizeRepo(s.RepoURL) != b.repo || s.Path == "" {
 		return nil, ""
 	}
 	dir := filepath.FromSlash(path.Join(b.root, path.Clean("/" + s.Path)[1:]))
 	switch {
-	case argorules.IsKustomizeSource(s, dir):
+	case argorules.IsKustomizeSource(s, dir) && b.readBelow(filepath.ToSlash(dir)):
 		objs, err := argorules.KustomizeObjects(dir, s.Kustomize)
 		if err != nil {
 			return nil, ""

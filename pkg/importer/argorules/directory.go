@@ -96,7 +96,10 @@ func ManifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
 func ExcludeGlob(existing string, files []string) (string, bool) {
 	var alts []string
 	if existing != "" {
-		if strings.ContainsAny(existing, "{},") {
+		// Kept whole as one alternative (gobwas nests them:
+		// {{a/,b},c.yaml}); a comma outside braces, unbalanced braces or
+		// a pattern that does not compile would change meaning there.
+		if _, err := glob.MatchWithError(existing, ""); err != nil || !nestable(existing) {
 			return "", false
 		}
 		alts = append(alts, existing)
@@ -115,6 +118,29 @@ func ExcludeGlob(existing string, files []string) (string, bool) {
 		return alts[0], true
 	}
 	return "{" + strings.Join(alts, ",") + "}", true
+}
+
+// nestable: balanced braces and no comma outside them (escapes skipped).
+func nestable(p string) bool {
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth < 0 {
+				return false
+			}
+		case ',':
+			if depth == 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
 }
 
 // Object is what the layout reads of a manifest: its kind and its place in
