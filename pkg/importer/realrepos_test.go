@@ -74,3 +74,29 @@ func TestHomelabArgocd(t *testing.T) {
 		t.Errorf("media's own folder %+v", d)
 	}
 }
+
+// PHACDataHub/iidi-tech: a root whose folder holds its own file beside its
+// twelve children (it renders itself).
+func TestIidiTech(t *testing.T) {
+	r := importDir(t, "parent", "testdata/iidi-tech")
+	checkArgoSemantics(t, r, node("root", 0,
+		node("argocd-notifications", 0), node("cert-manager", 0), node("image-updater", 0), node("external-secrets", 0),
+		node("cert-manager-issuers", 1), node("cnpg-system", 1),
+		node("bc", 2), node("demo-portal", 2), node("demo-transfer-dashboard", 2), node("federal", 2), node("istio-ingress", 2), node("on", 2)))
+	stacks := map[string]int{}
+	for _, s := range r.Platform.Spec.Stacks {
+		stacks[s.Name] = len(s.Apps)
+	}
+	if want := map[string]int{"root-wave-0": 4, "root-wave-1": 2, "root-wave-2": 6}; !reflect.DeepEqual(stacks, want) {
+		t.Errorf("stacks %v, want %v", stacks, want)
+	}
+	if n := stackDeps(r); n != 2 {
+		t.Errorf("%d dependencies, want 2", n)
+	}
+	if len(r.Differences) != 0 {
+		t.Errorf("lost %v", r.Differences)
+	}
+	if !hasNote(r, "argocd/root (12)") {
+		t.Errorf("root not left out:\n%s", strings.Join(r.Notes, "\n"))
+	}
+}
