@@ -209,6 +209,7 @@ func (b *builder) build(in *appread.Input) error {
 		return err
 	}
 	b.resolveParents()
+	b.unreadChildren()
 	b.assign()
 	if err := b.platform(); err != nil {
 		return err

@@ -329,3 +329,30 @@ func TestGitopsExamplesKustomizeRoot(t *testing.T) {
 		t.Errorf("the root is not named as a parent left out:\n%s", strings.Join(r.Notes, "\n"))
 	}
 }
+
+// Imported alone, a root's file gives one app: the import says where its
+// children are (iidi-tech: the root's folder is its source).
+func TestRootAloneHint(t *testing.T) {
+	dir := "testdata/iidi-tech/k8s/argocd/applications"
+	r := importDir(t, "parent", dir+"/root.yaml")
+	want := "argocd/root: its children in " + dir + " were not read (Application argocd-notifications, Application bc, " +
+		"Application cert-manager, Application cert-manager-issuers, Application cnpg-system, Application demo-portal, …): " +
+		"import the folder: deployctl import " + dir
+	if !hasNote(r, want) {
+		t.Errorf("no note %q in\n%s", want, strings.Join(r.Notes, "\n"))
+	}
+	// A root whose folder is beside it (gitops-examples): the folder that
+	// holds both is the one to import.
+	r = importDir(t, "parent", "testdata/gitops-examples/app-of-apps/pricelist-app.yaml")
+	want = "argocd/pricelist-app: its children in testdata/gitops-examples/app-of-apps/apps were not read " +
+		"(Application pricelist-config, Application pricelist-database, Application pricelist-frontend): " +
+		"import the folder: deployctl import testdata/gitops-examples/app-of-apps"
+	if !hasNote(r, want) {
+		t.Errorf("no note %q in\n%s", want, strings.Join(r.Notes, "\n"))
+	}
+	// Read with its folder, no such note.
+	r = importDir(t, "parent", "testdata/gitops-examples")
+	if hasNote(r, "were not read") {
+		t.Errorf("a note about unread children:\n%s", strings.Join(r.Notes, "\n"))
+	}
+}
