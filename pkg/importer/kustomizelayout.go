@@ -39,6 +39,7 @@ func (b *builder) kustomizeLayout(p *app, i int, s appv1.ApplicationSource, dir 
 			}
 		case isArgo(o, "ApplicationSet") && len(expandedBy(o, p, expanded)) > 0:
 			ls.covered = append(ls.covered, o)
+			b.setRenderedBy(expandedBy(o, p, expanded), p)
 		default:
 			ls.other = append(ls.other, o.Kind+" "+o.Name)
 			if o.Counts {
@@ -64,6 +65,17 @@ func (b *builder) rendered(o argorules.Object, p *app, byKey map[string]*app) *a
 		return byKey[p.m.App.Spec.Destination.Namespace+"/"+o.Name]
 	}
 	return nil
+}
+
+// setRenderedBy records that parent p renders the ApplicationSet that
+// generated apps (its app leaves it out: P2).
+func (b *builder) setRenderedBy(apps []*app, p *app) {
+	if b.setParent == nil {
+		b.setParent = map[string]*app{}
+	}
+	for _, a := range apps {
+		b.setParent[a.m.App.Namespace+"/"+a.parentName] = p
+	}
 }
 
 // expandedBy is what the ApplicationSet o generated in the input.

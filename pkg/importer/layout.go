@@ -144,6 +144,7 @@ func (b *builder) gitLayout() map[*app]*own {
 					if isArgo(o, "ApplicationSet") && len(expandedBy(o, p, expanded)) > 0 {
 						covers = true
 						ls.covered = append(ls.covered, o)
+						b.setRenderedBy(expandedBy(o, p, expanded), p)
 						continue
 					}
 					hasOther = true
