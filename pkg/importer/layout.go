@@ -33,6 +33,13 @@ type layoutSource struct {
 	// parent's sync; unknown when a file could not be read.
 	waves   []int
 	unknown bool
+	// covered: what it renders that deployctl creates (its children, the
+	// parent itself, ApplicationSets the import expanded): never deployed
+	// by the parent's own app (one manager).
+	covered []argorules.Object
+	// kustomize: a Kustomize folder, its objects read from its build (other
+	// names them, as "Kind name").
+	kustomize bool
 }
 
 // own is what a parent deploys besides its children: the sources to keep
@@ -45,7 +52,10 @@ type own struct {
 	// that leaves the children's files out.
 	excluded map[int]string
 	dropped  []int // sources of nothing but Applications
-	lost     []string
+	// patched: per kept Kustomize source index, its patches with those
+	// that delete what deployctl creates.
+	patched map[int]appv1.KustomizePatches
+	lost    []string
 	// lo and hi bound the waves of what it deploys itself (rule 5); a
 	// source whose objects are not read here (a chart, another repository)
 	// makes them unbounded.
@@ -72,13 +82,30 @@ func (b *builder) gitLayout() map[*app]*own {
 		}
 		byFile[abs] = append(byFile[abs], a)
 	}
-	if len(byFile) == 0 {
+	for _, d := range b.built {
+		if abs, err := filepath.Abs(d); err == nil {
+			dirs = append(dirs, filepath.ToSlash(abs))
+		}
+	}
+	if len(dirs) == 0 {
 		return nil
 	}
 	root, repo := b.repoRoot(dirs)
 	if root == "" {
 		return nil
 	}
+	b.root, b.repo, b.readDirs = root, repo, dirs
+	// The Applications each expanded ApplicationSet generated: a parent
+	// that renders the ApplicationSet renders them too (through the
+	// controller), so deployctl creating them is a second manager.
+	expanded := map[string][]*app{}
+	for _, a := range b.all {
+		if a.parentKind == "ApplicationSet" {
+			k := a.m.App.Namespace + "/" + a.parentName
+			expanded[k] = append(expanded[k], a)
+		}
+	}
+	b.expanded = expanded
 	sources := map[*app][]layoutSource{}
 	claims := map[*app][]*app{} // child → parents that hold it
 	for _, p := range b.all {
@@ -87,6 +114,15 @@ func (b *builder) gitLayout() map[*app]*own {
 				continue
 			}
 			dir := path.Join(root, path.Clean("/" + s.Path)[1:])
+			if argorules.IsKustomizeSource(s, filepath.FromSlash(dir)) {
+				if !b.readBelow(dir) {
+					continue // no Application of the input can come from it
+				}
+				if ls, ok := b.kustomizeLayout(p, i, s, dir, expanded, claims); ok {
+					sources[p] = append(sources[p], ls)
+				}
+				continue
+			}
 			if !argorules.IsDirectorySource(s, filepath.FromSlash(dir)) {
 				continue
 			}
@@ -100,16 +136,24 @@ func (b *builder) gitLayout() map[*app]*own {
 				objs, ok := argorules.ObjectsIn(path.Join(dir, f))
 				hasOther := !ok
 				var waves []int
+				covers := len(kids) > 0
 				for _, o := range objs {
-					if o.Kind != "Application" || !strings.HasPrefix(o.APIVersion, "argoproj.io/") {
-						hasOther = true
-						if o.Counts {
-							waves = append(waves, o.Lo, o.Hi)
-						}
+					if isArgo(o, "Application") {
+						continue
+					}
+					if isArgo(o, "ApplicationSet") && len(expandedBy(o, p, expanded)) > 0 {
+						covers = true
+						ls.covered = append(ls.covered, o)
+						b.setRenderedBy(expandedBy(o, p, expanded), p)
+						continue
+					}
+					hasOther = true
+					if o.Counts {
+						waves = append(waves, o.Lo, o.Hi)
 					}
 				}
 				switch {
-				case len(kids) == 0:
+				case !covers:
 					ls.other = append(ls.other, f)
 					ls.waves = append(ls.waves, waves...)
 					ls.unknown = ls.unknown || !ok
@@ -119,6 +163,7 @@ func (b *builder) gitLayout() map[*app]*own {
 					ls.appFiles = append(ls.appFiles, f)
 				}
 				for _, k := range kids {
+					ls.covered = append(ls.covered, argorules.Object{APIVersion: "argoproj.io/v1alpha1", Kind: "Application", Name: k.m.App.Name, Namespace: k.m.App.Namespace})
 					if k != p && k.parentKind == "" {
 						claims[k] = append(claims[k], p)
 					}
@@ -153,11 +198,26 @@ func (b *builder) gitLayout() map[*app]*own {
 	}
 	out := map[*app]*own{}
 	for p, ls := range sources {
+		for _, l := range ls {
+			p.covers = p.covers || len(l.covered) > 0
+		}
 		if o := ownOf(p, ls); o != nil {
 			out[p] = o
 		}
 	}
 	return out
+}
+
+// readBelow: the input read a file in dir or below it (a Kustomize build
+// counts by its folder). A Kustomize source elsewhere is not built: it
+// holds no Application of the input (a child's own kustomization, say).
+func (b *builder) readBelow(dir string) bool {
+	for _, d := range b.readDirs {
+		if d == dir || strings.HasPrefix(d, strings.TrimSuffix(dir, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // repoRoot is the folder that source paths are relative to: the one most
@@ -215,7 +275,7 @@ func (b *builder) repoRoot(dirs []string) (string, string) {
 // manifests) is kept as it is.
 func ownOf(p *app, ls []layoutSource) *own {
 	srcs := sourcesOf(p.m.App)
-	o := &own{multi: len(p.m.App.Spec.Sources) > 0, excluded: map[int]string{}, lo: math.MaxInt, hi: math.MinInt}
+	o := &own{multi: len(p.m.App.Spec.Sources) > 0, excluded: map[int]string{}, patched: map[int]appv1.KustomizePatches{}, lo: math.MaxInt, hi: math.MinInt}
 	span := func(ws ...int) {
 		for _, w := range ws {
 			o.lo, o.hi = min(o.lo, w), max(o.hi, w)
@@ -234,6 +294,17 @@ func ownOf(p *app, ls []layoutSource) *own {
 			}
 			o.sources = append(o.sources, s)
 			span(math.MinInt, math.MaxInt) // not read here
+		case l.kustomize && len(l.covered) > 0 && len(l.other) == 0:
+			o.dropped = append(o.dropped, i)
+		case l.kustomize && len(l.covered) > 0:
+			s = *s.DeepCopy()
+			if s.Kustomize == nil {
+				s.Kustomize = &appv1.ApplicationSourceKustomize{}
+			}
+			s.Kustomize.Patches = append(s.Kustomize.Patches, deletePatches(l.covered)...)
+			o.patched[i] = s.Kustomize.Patches
+			o.sources = append(o.sources, s)
+			span(l.waves...)
 		case len(l.appFiles) == 0 && len(l.mixed) == 0:
 			o.sources = append(o.sources, s) // manifests only: kept as it is
 			span(l.waves...)
@@ -292,16 +363,32 @@ func ownManifest(m *appread.Manifest, o *own) *appread.Manifest {
 		}
 		d["exclude"] = pat
 	}
+	setPatches := func(src map[string]any, i int) {
+		ps, ok := o.patched[i]
+		if !ok {
+			return
+		}
+		k, _ := src["kustomize"].(map[string]any)
+		if k == nil {
+			k = map[string]any{}
+			src["kustomize"] = k
+		}
+		var list []any
+		raw, _ := json.Marshal(ps)
+		_ = json.Unmarshal(raw, &list)
+		k["patches"] = list
+	}
 	if list, ok := specObj["sources"].([]any); ok {
 		var kept []any
 		for i, s := range list {
 			if slices.Contains(o.dropped, i) {
 				continue
 			}
-			if pat, ok := o.excluded[i]; ok {
-				if src, ok := s.(map[string]any); ok {
+			if src, ok := s.(map[string]any); ok {
+				if pat, ok := o.excluded[i]; ok {
 					setExclude(src, pat)
 				}
+				setPatches(src, i)
 			}
 			kept = append(kept, s)
 		}
@@ -310,6 +397,7 @@ func ownManifest(m *appread.Manifest, o *own) *appread.Manifest {
 		if pat, ok := o.excluded[0]; ok {
 			setExclude(src, pat)
 		}
+		setPatches(src, 0)
 	}
 	out := *m
 	out.Raw, _ = json.Marshal(cp)

@@ -103,6 +103,9 @@ func (b *builder) nest(used map[string]bool) {
 		return g
 	}
 	for _, a := range b.all {
+		if a.out {
+			continue // renders only what deployctl creates, children of an ApplicationSet
+		}
 		g := get(groupKey(a), a)
 		s := g.slots[a.wave]
 		if s == nil {

@@ -28,13 +28,18 @@ func (b *builder) check() error {
 	}
 	byApp := map[string][]appdiff.Difference{}
 	sizes := wfsize.Sizes{}
+	var gen []made
 	out, err := compileSpec(b.o.File, yml, sizes.Visitor(func(a *compile.Application) error {
 		if m := b.res.Sources[a.Name]; m != nil {
 			byApp[a.Name] = Compare(a.Name, m.View(), a)
 		}
+		gen = append(gen, b.madeOf(a))
 		return nil
 	}))
 	if err != nil {
+		return err
+	}
+	if err := b.oneManager(gen); err != nil {
 		return err
 	}
 	b.tooLarge(out, sizes)

@@ -15,17 +15,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/pkg/importer/argorules"
 )
 
 // kustomizationFile is the kustomization file of dir, or "".
-func kustomizationFile(dir string) string {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		if p := filepath.Join(dir, n); isFile(p) {
-			return p
-		}
-	}
-	return ""
-}
+func kustomizationFile(dir string) string { return argorules.KustomizationFile(dir) }
 
 // kustomizeRoots are the Kustomize folders to build: those no other one
 // in the input uses (as a resource, base or component), so an overlay is
@@ -36,6 +30,8 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 	used := map[string]bool{}
 	seen := map[string]bool{}
 	refused := map[string]bool{} // the folder, or one it uses, was refused
+	helm := map[string]*helmFolder{}
+	var stack []string // the kustomizations from the root built to dir
 	var walk func(dir string) bool
 	walk = func(dir string) bool {
 		if seen[dir] {
@@ -46,20 +42,26 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 		if file == "" {
 			return false
 		}
+		stack = append(stack, dir)
+		defer func() { stack = stack[:len(stack)-1] }()
+		// A problem in a base names the chain that reached it: the file
+		// may lie outside every path given.
+		problem := func(format string, args ...any) { in.problem(format+reachedVia(stack), args...) }
 		before := len(in.Problems)
 		defer func() { refused[dir] = refused[dir] || len(in.Problems) > before }()
 		data, err := readlimit.ReadFile(file, readlimit.Import)
 		if err != nil {
-			in.problem("%v", err)
+			problem("%v", err)
 			return true
 		}
 		var k types.Kustomization
 		if err := yaml.Unmarshal(data, &k); err != nil {
-			in.problem("%s: %v", file, err)
+			problem("%s: %v", file, err)
 			return true
 		}
 		if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
-			in.problem("%s: helmCharts: the import runs no helm and fetches nothing: build it first: kustomize build --enable-helm %s | deployctl import -", file, dir)
+			helm[dir] = &helmFolder{file: file, charts: chartNames(&k), chain: append([]string(nil), stack...)}
+			refused[dir] = true // decided below, once every root is known
 		}
 		refs := append(append(append([]string{}, k.Resources...), k.Bases...), k.Components...) //nolint:staticcheck // Bases: still read by Kustomize
 		// Files Kustomize would also load from a URL.
@@ -73,12 +75,12 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 		}
 		for _, f := range files {
 			if remote(f) {
-				in.problem("%s: remote file %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, f, dir)
+				problem("%s: remote file %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, f, stack[0])
 			}
 		}
 		for _, r := range refs {
 			if remote(r) {
-				in.problem("%s: remote base %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, r, dir)
+				problem("%s: remote base %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, r, stack[0])
 				continue
 			}
 			p := filepath.Join(dir, r)
@@ -95,6 +97,7 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 	for _, d := range all {
 		walk(filepath.Clean(d))
 	}
+	in.helmFolders(helm, used)
 	var roots []string
 	for _, d := range all {
 		if c := filepath.Clean(d); !used[c] && !refused[c] {

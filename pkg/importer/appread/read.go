@@ -77,12 +77,16 @@ type Input struct {
 	// Built are the Kustomize folders built (with what they were read
 	// instead of file by file).
 	Built []string
+	// Unread say which files and folders beside a kustomization hold
+	// Applications its build does not read, and how to read them (unread.go).
+	Unread []string
 	// Problems are the errors found, "file:line: what"; Err joins them.
 	Problems []string
 
 	bytes int64    // read so far for the current input argument
 	size  int64    // parsed in all, every argument (Size)
 	twice []string // Applications read twice, the same both times
+	args  []string // the paths given, as given (unread.go)
 }
 
 // Err is every problem found, one a line, or nil.
@@ -112,7 +116,7 @@ func (in *Input) problem(format string, args ...any) {
 //
 // Each argument may hold up to readlimit.Import bytes (a folder: in total).
 func Read(paths []string) (*Input, error) {
-	in := &Input{}
+	in := &Input{args: paths}
 	for _, root := range paths {
 		in.bytes = 0
 		fi, err := os.Stat(root)
@@ -184,6 +188,9 @@ func (in *Input) readDir(root string) {
 	}
 	for _, dir := range in.kustomizeRoots(kustomizations) {
 		in.kustomize(dir, root, folderOf(dir))
+	}
+	for _, dir := range slices.Sorted(maps.Keys(kustomizations)) {
+		in.unreadBeside(dir)
 	}
 }
 
@@ -585,6 +592,9 @@ func (in *Input) Check() error {
 				"import them from there: kubectl get applications -A -o yaml | deployctl import -",
 				words.Plural(len(in.AppSets), "ApplicationSet"), words.Summarize(in.AppSets, 8))
 		}
+		for _, u := range in.unreadSorted() {
+			msg += "; " + u
+		}
 		if len(in.Skipped) > 0 {
 			msg += "; not Applications: " + words.Summarize(in.Skipped, 8)
 		}
@@ -605,6 +615,7 @@ func (in *Input) Notes() []string {
 	if len(in.Built) > 0 {
 		out = append(out, "built with Kustomize, its output read instead of its files: "+strings.Join(in.Built, ", "))
 	}
+	out = append(out, in.unreadSorted()...)
 	if len(in.Expanded) > 0 {
 		out = append(out, fmt.Sprintf("%s expanded into their Applications as Argo CD's ApplicationSet controller makes them "+
 			"(List generator, {{key}} templates): %s", words.Plural(len(in.Expanded), "ApplicationSet"), words.Summarize(in.Expanded, 8)))

@@ -96,7 +96,10 @@ func ManifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
 func ExcludeGlob(existing string, files []string) (string, bool) {
 	var alts []string
 	if existing != "" {
-		if strings.ContainsAny(existing, "{},") {
+		// Kept whole as one alternative (gobwas nests them:
+		// {{a/,b},c.yaml}); a comma outside braces, unbalanced braces or
+		// a pattern that does not compile would change meaning there.
+		if _, err := glob.MatchWithError(existing, ""); err != nil || !nestable(existing) {
 			return "", false
 		}
 		alts = append(alts, existing)
@@ -117,10 +120,34 @@ func ExcludeGlob(existing string, files []string) (string, bool) {
 	return "{" + strings.Join(alts, ",") + "}", true
 }
 
+// nestable: balanced braces and no comma outside them (escapes skipped).
+func nestable(p string) bool {
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth < 0 {
+				return false
+			}
+		case ',':
+			if depth == 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
+
 // Object is what the layout reads of a manifest: its kind and its place in
 // its parent's sync.
 type Object struct {
 	APIVersion, Kind string
+	Name, Namespace  string
 	Lo, Hi           int // see HookWave
 	// Counts: it takes part in the waves (not a Skip, SyncFail or
 	// PostDelete hook, which run outside them).
@@ -139,6 +166,8 @@ func ObjectsIn(file string) (objs []Object, ok bool) {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Metadata   struct {
+			Name        string            `json:"name"`
+			Namespace   string            `json:"namespace"`
 			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	}
@@ -147,7 +176,7 @@ func ObjectsIn(file string) (objs []Object, ok bool) {
 			return
 		}
 		lo, hi, counts := HookWave(m.Metadata.Annotations)
-		objs = append(objs, Object{APIVersion: m.APIVersion, Kind: m.Kind, Lo: lo, Hi: hi, Counts: counts})
+		objs = append(objs, Object{APIVersion: m.APIVersion, Kind: m.Kind, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Lo: lo, Hi: hi, Counts: counts})
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {

@@ -158,7 +158,10 @@ func TestManifestFiles(t *testing.T) {
 		{"", []string{"a.yaml"}, "a.yaml", true},
 		{"", []string{"a.yaml", "x/b[1].yaml"}, `{a.yaml,x/b\[1\].yaml}`, true},
 		{"*.md", []string{"a.yaml"}, "{*.md,a.yaml}", true},
-		{"{a,b}", []string{"c.yaml"}, "", false},
+		{"{a,b}", []string{"c.yaml"}, "{{a,b},c.yaml}", true},
+		{"{applications/}", []string{"x/a.yaml"}, "{{applications/},x/a.yaml}", true},
+		{"a,b", []string{"c.yaml"}, "", false},
+		{"{a", []string{"c.yaml"}, "", false},
 	} {
 		got, ok := ExcludeGlob(tc.existing, tc.files)
 		if got != tc.want || ok != tc.ok {
