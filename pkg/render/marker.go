@@ -86,12 +86,6 @@ func readMarker(dir string) (markerInfo, error) {
 	return m, nil
 }
 
-// markerPlatform reads the platform a folder's marker names (readMarker).
-func markerPlatform(dir string) (platform string, ok bool, err error) {
-	m, err := readMarker(dir)
-	return m.platform, m.found, err
-}
-
 // legacyTree recognises a tree written before the marker existed, so an
 // upgrade does not turn every `make generate` into a refusal: its README.md
 // starts as this tree's does (the generated header and the same platform

@@ -68,8 +68,6 @@ func TestWriteRefusesMountInside(t *testing.T) {
 			if got := strings.Join(ls(t, root), " "); got != "out" {
 				t.Errorf("left beside: %s", got)
 			}
-			// CheckOutput (generate's early check) says nothing of the
-			// inside; Write alone judges it, before touching anything.
 		})
 	}
 }
