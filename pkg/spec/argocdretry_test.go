@@ -61,4 +61,25 @@ func TestSyncRetryDurationsAsArgoCD(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "p.yaml:6: spec.defaults.syncPolicy.retry.backoff.duration:") {
 		t.Errorf("defaults 9223372037: %v", err)
 	}
+
+	// A negative factor, and an uncapped wait past Go's range.
+	for _, c := range []struct{ backoff, err string }{
+		{`{duration: "5s", factor: -2}`, `p.yaml:13: spec.stacks[0].apps[0].syncPolicy.retry.backoff.factor: -2 is negative`},
+		{`{duration: "1h", factor: 100, maxDuration: "0"}`, `p.yaml:13: spec.stacks[0].apps[0].syncPolicy.retry.backoff.maxDuration: 0 leaves the wait uncapped, and 1h0m0s × 100^4 is past Go's range`},
+		{`{duration: "1h", factor: 2, maxDuration: "0"}`, ""},
+		{`{duration: "1h", factor: 10}`, ""},
+	} {
+		s := strings.Replace(retrySpec, `{duration: DUR, maxDuration: "1h"}`, c.backoff, 1)
+		_, err := Load("p.yaml", []byte(s))
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.backoff, err)
+		case c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)):
+			t.Errorf("%s: got %v, want %s", c.backoff, err, c.err)
+		}
+	}
+	s = strings.Replace(retrySpec, `limit: 5, backoff: {duration: DUR, maxDuration: "1h"}`, `limit: -1, backoff: {maxDuration: "0"}`, 1)
+	if _, err := Load("p.yaml", []byte(s)); err == nil || !strings.Contains(err.Error(), "retries without end") {
+		t.Errorf("limit -1, maxDuration 0: %v", err)
+	}
 }
