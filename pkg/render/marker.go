@@ -37,6 +37,9 @@ func markerFile(platform string, files []string) []byte {
 	return []byte(b.String())
 }
 
+// errNoPlatform: a marker without its platform line, which is its last.
+var errNoPlatform = errors.New("it names no platform")
+
 // markerInfo is what a folder's marker says.
 type markerInfo struct {
 	found    bool
@@ -81,7 +84,7 @@ func readMarker(dir string) (markerInfo, error) {
 		}
 	}
 	if m.platform == "" {
-		return m, errors.New("it names no platform")
+		return m, errNoPlatform
 	}
 	return m, nil
 }

@@ -53,11 +53,15 @@ func newOwner(root string, files map[string]bool) (*owner, error) {
 // ownerOf is the owner of a tree of ours, from its marker.
 func ownerOf(root string) (*owner, error) {
 	m, err := readMarker(root)
-	if err != nil {
-		return nil, &atomicfile.RefusedError{Path: filepath.Join(root, Marker), Reason: "is not a marker generate wrote (" + err.Error() + ")", Advice: advice}
-	}
 	files := m.files
-	if !m.found {
+	switch {
+	case errors.Is(err, errNoPlatform):
+		// A marker cut short by a kill while it was written: it is written
+		// before any file, so nothing else in the folder is ours.
+		files = map[string]bool{}
+	case err != nil:
+		return nil, &atomicfile.RefusedError{Path: filepath.Join(root, Marker), Reason: "is not a marker generate wrote (" + err.Error() + ")", Advice: advice}
+	case !m.found:
 		files = map[string]bool{} // an empty folder of ours: nothing in it is
 	}
 	return newOwner(root, files)

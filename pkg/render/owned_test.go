@@ -115,6 +115,28 @@ func TestWriteRefusesForeignDebris(t *testing.T) {
 	refused(t, root, dir, Tree{"a.yaml": []byte("2")}, aside+", left by an interrupted run, holds "+p+", which is a file generate did not write")
 }
 
+// A run killed while writing its marker (the first file of its folder)
+// leaves the marker cut short: the next run removes that folder, and
+// nothing else.
+func TestWriteRemovesDebrisWithAMarkerCutShort(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	write(t, dir, Tree{"a.yaml": []byte("1")})
+	half := filepath.Join(root, ".out.new-4")
+	must(t, os.Mkdir(half, 0o755))
+	full := markerFile("p", []string{"a.yaml"})
+	must(t, os.WriteFile(filepath.Join(half, Marker), full[:len(full)-12], 0o644))
+	notes := write(t, dir, Tree{"a.yaml": []byte("2")})
+	if len(notes) != 1 || notes[0] != "removed "+half+", left by an interrupted run" {
+		t.Errorf("notes %q", notes)
+	}
+	// Cut short, it vouches for nothing but itself.
+	must(t, os.Mkdir(half, 0o755))
+	must(t, os.WriteFile(filepath.Join(half, Marker), full[:len(full)-12], 0o644))
+	must(t, os.WriteFile(filepath.Join(half, "a.yaml"), nil, 0o644))
+	refused(t, root, dir, Tree{"a.yaml": []byte("3")}, "holds "+filepath.Join(half, "a.yaml")+", which is a file generate did not write")
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
