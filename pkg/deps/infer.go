@@ -190,21 +190,10 @@ func infer(apps []App, bruteForce bool) *Result {
 	for i := range apps {
 		a := &apps[i]
 		x.app = a
-		// Matches of this app, per class: counted, then added per provider.
-		type hits struct {
-			o        Object
-			idx, n   int
-			provider []provider
-		}
-		var matched []*hits
-		byClass := map[*matchClass]*hits{}
 		for _, ix := range matching {
-			for _, c := range ix.classes {
-				clear(c.seen)
-			}
+			ix.reset()
 		}
 		for oi, o := range a.Objects {
-			sigs := map[*Rule]string{}
 			for _, r := range Rules {
 				for _, k := range r.Needs(x, o) {
 					if bruteForce && matching[k] != nil {
@@ -214,22 +203,8 @@ func infer(apps []App, bruteForce bool) *Result {
 							}
 						}
 					}
-					for _, list := range matching[k].candidates(o) {
-						if bruteForce {
-							break
-						}
-						for _, c := range list {
-							if !c.accepts(x, o, sigs) {
-								continue
-							}
-							h := byClass[c]
-							if h == nil {
-								h = &hits{o: o, idx: oi, provider: c.providers}
-								byClass[c] = h
-								matched = append(matched, h)
-							}
-							h.n++
-						}
+					if !bruteForce && matching[k] != nil {
+						matching[k].see(x, o, oi)
 					}
 					if own[a.Name][k] {
 						continue
@@ -250,10 +225,12 @@ func infer(apps []App, bruteForce bool) *Result {
 				}
 			}
 		}
-		for _, h := range matched {
-			for _, pv := range h.provider {
-				if pv.app != a.Name {
-					add(a.Name, pv.app, pv.p.What, h.o, h.idx, h.n)
+		for _, k := range sortedKeys(matching) {
+			for _, h := range matching[k].done() {
+				for _, pv := range h.c.providers {
+					if pv.app != a.Name {
+						add(a.Name, pv.app, pv.p.What, h.o, h.idx, h.n)
+					}
 				}
 			}
 		}

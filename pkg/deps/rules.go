@@ -20,8 +20,9 @@ type Rule struct {
 	// Needs lists the keys o needs.
 	Needs func(x *Context, o Object) []string
 	// Sig, for a rule whose provisions Match, is the part of a consumer
-	// object Match reads: objects of one Sig are accepted alike, so Infer
-	// asks once per Sig (and per Class).
+	// object its provisions' Unlabelled reads: objects of one Sig are
+	// accepted alike but for their labels, so Infer asks once per Sig
+	// (and per Class), then only the Labels selector per object.
 	Sig func(x *Context, o Object) string
 }
 
@@ -44,6 +45,10 @@ type Provision struct {
 	// nil: not indexed by group).
 	Class  string
 	Groups []string
+	// Unlabelled and Labels, for a rule with Sig: Match is Unlabelled
+	// and Labels matching the consumer's labels.
+	Unlabelled func(x *Context, consumer Object) bool
+	Labels     labels.Selector
 }
 
 // Rules is the table. Needs and provisions of kinds no rule names are
@@ -437,8 +442,10 @@ func webhookProvides(x *Context, o Object) []Provision {
 			What:   kind + " webhook " + str(w, "name") + " (service " + svc + ")",
 			Match:  h.intercepts,
 			By:     x.services[svc], // the app whose Service answers; else the configuration's
-			Class:  classOf(class, len(out), o),
-			Groups: groups,
+			Class:      classOf(class, len(out), o),
+			Groups:     groups,
+			Unlabelled: h.unlabelled,
+			Labels:     h.objects,
 		})
 	}
 	return out
@@ -460,26 +467,15 @@ func classOf(class []byte, i int, o Object) string {
 	return fmt.Sprintf("%s#%d", o.Where(), i)
 }
 
-// webhookSig is what intercepts reads of a consumer object: its group,
-// resource, scope, namespace and labels (the namespace's labels follow
-// from its name).
+// webhookSig is what intercepts reads of a consumer object but for its
+// labels: its group, resource, scope and namespace (the namespace's
+// labels follow from its name).
 func webhookSig(x *Context, c Object) string {
 	namespaced, known := x.scope(c)
 	if !known {
 		namespaced = c.Namespace() != ""
 	}
-	lbl := c.Labels()
-	keys := make([]string, 0, len(lbl))
-	for k := range lbl {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%q %q %t %q", c.Group(), x.resource(c), namespaced, x.namespaceOf(c))
-	for _, k := range keys {
-		fmt.Fprintf(&b, " %q=%q", k, lbl[k])
-	}
-	return b.String()
+	return fmt.Sprintf("%q %q %t %q", c.Group(), x.resource(c), namespaced, x.namespaceOf(c))
 }
 
 // hook is one admission webhook, its selectors and rules parsed once.
@@ -514,6 +510,11 @@ func parseRules(rules []any) []hookRule {
 
 // intercepts says whether the webhook intercepts creating or updating c.
 func (h hook) intercepts(x *Context, c Object) bool {
+	return h.objects.Matches(labels.Set(c.Labels())) && h.unlabelled(x, c)
+}
+
+// unlabelled is intercepts but for the objectSelector.
+func (h hook) unlabelled(x *Context, c Object) bool {
 	if !h.groups["*"] && !h.groups[c.Group()] {
 		return false
 	}
@@ -521,9 +522,6 @@ func (h hook) intercepts(x *Context, c Object) bool {
 	namespaced, known := x.scope(c)
 	if !known {
 		namespaced = c.Namespace() != ""
-	}
-	if !h.objects.Matches(labels.Set(c.Labels())) {
-		return false
 	}
 	if namespaced && ns != "" && !h.namespaces.Matches(x.namespaceLabels(ns)) {
 		return false
