@@ -15,7 +15,7 @@ import (
 // every object of every webhook took 40 s for 3,000 webhooks and 3,000
 // ConfigMaps.
 type matchIndex struct {
-	all     []provider // in the order provided: what bruteForce asks
+	all   []provider             // in the order provided: what bruteForce asks
 	named map[string]*matchClass // rule and Class → its class
 	// Classes asked per object, and classes asked per kind (rule with
 	// Sig), each by group: those naming the group, and those of any group

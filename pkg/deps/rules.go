@@ -438,10 +438,10 @@ func webhookProvides(x *Context, o Object) []Provision {
 		}
 		svc := str(w, "clientConfig", "service", "namespace") + "/" + str(w, "clientConfig", "service", "name")
 		out = append(out, Provision{
-			Key:    admission,
-			What:   kind + " webhook " + str(w, "name") + " (service " + svc + ")",
-			Match:  h.intercepts,
-			By:     x.services[svc], // the app whose Service answers; else the configuration's
+			Key:        admission,
+			What:       kind + " webhook " + str(w, "name") + " (service " + svc + ")",
+			Match:      h.intercepts,
+			By:         x.services[svc], // the app whose Service answers; else the configuration's
 			Class:      classOf(class, len(out), o),
 			Groups:     groups,
 			Unlabelled: h.unlabelled,
