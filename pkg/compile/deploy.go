@@ -9,6 +9,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
+	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/manifest"
@@ -29,14 +30,20 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func
 		if err != nil {
 			return wfv1.DAGTask{}, err
 		}
-		t := syncTask(n.Name, n.App, deps)
+		t, err := syncTask(n.Name, n.App, deps)
+		if err != nil {
+			return t, err
+		}
 		return t, withManifest(&t, a)
 	}, sink.add)
 	if err != nil {
 		return nil, err
 	}
 	if root != nil {
-		t := handoffTask(d, root)
+		t, err := handoffTask(d, root)
+		if err != nil {
+			return nil, err
+		}
 		if err := withManifest(&t, root); err != nil {
 			return nil, err
 		}
@@ -76,14 +83,18 @@ func healthRequirements(p *spec.Platform) (string, error) {
 }
 
 // syncTask calls sync-and-wait for one app.
-func syncTask(name string, a *spec.App, deps []string) wfv1.DAGTask {
+func syncTask(name string, a *spec.App, deps []string) (wfv1.DAGTask, error) {
 	t := a.Timeouts
+	deadline, err := duration.Sum(t.Sync.Duration, t.Health.Duration, deadlineSlack)
+	if err != nil {
+		return wfv1.DAGTask{}, fmt.Errorf("app %s: its deadline: %w", name, err)
+	}
 	args := []wfv1.Parameter{
 		param("app", name),
 		param("manifest-base64", ""), // filled by withManifest
 		param("sync-timeout", t.Sync.Duration.String()),
 		param("health-timeout", t.Health.Duration.String()),
-		param("deadline-seconds", seconds(t.Sync.Duration+t.Health.Duration+deadlineSlack)),
+		param("deadline-seconds", seconds(deadline)),
 	}
 	if c := checks(a.HealthChecks); c != "" {
 		args = append(args, param("checks", c))
@@ -98,7 +109,7 @@ func syncTask(name string, a *spec.App, deps []string) wfv1.DAGTask {
 		TemplateRef: templateRef(CWTSyncAndWait, tmplSyncAndWait),
 		Depends:     depends(deps),
 		Arguments:   wfv1.Arguments{Parameters: args},
-	}
+	}, nil
 }
 
 // withManifest sets the task's Application manifest, base64-encoded JSON:
@@ -145,7 +156,7 @@ func checks(hcs []spec.HealthCheck) string {
 // handoffTask creates and syncs the root Application after every app of the
 // deploy is Healthy: it waits for the DAG's sinks, which transitively
 // cover every node.
-func handoffTask(d *dag.DAG, root *Application) wfv1.DAGTask {
+func handoffTask(d *dag.DAG, root *Application) (wfv1.DAGTask, error) {
 	var sinks []string
 	for _, n := range d.Graph.Nodes() {
 		if len(d.Graph.Dependents(n)) == 0 {
@@ -153,10 +164,13 @@ func handoffTask(d *dag.DAG, root *Application) wfv1.DAGTask {
 		}
 	}
 	sort.Strings(sinks)
-	t := syncTask(HandoffTask, &spec.App{
+	t, err := syncTask(HandoffTask, &spec.App{
 		Timeouts: &spec.DefaultTimeouts,
 		Retry:    &spec.DefaultRetry,
 	}, sinks)
+	if err != nil {
+		return t, err
+	}
 	t.Arguments.Parameters[0] = param("app", root.Name)
-	return t
+	return t, nil
 }

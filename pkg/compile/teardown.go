@@ -1,8 +1,12 @@
 package compile
 
 import (
+	"fmt"
+	"time"
+
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
+	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -19,7 +23,10 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *
 	if root != nil {
 		// The root Application goes first and without cascade: it must stop
 		// re-creating the children, but must not delete them out of order.
-		first := teardownTask(name, HandoffTask, &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry}, nil, "false")
+		first, err := teardownTask(name, HandoffTask, &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry}, nil, "false")
+		if err != nil {
+			return nil, err
+		}
 		first.Arguments.Parameters[0] = param("app", root.Name)
 		if err := sink.add(first); err != nil {
 			return nil, err
@@ -32,7 +39,7 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *
 		}
 	}
 	err := eachTask(d, d.Graph.Reverse(), func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
-		return teardownTask(name, n.Name, n.App, deps, "true"), nil
+		return teardownTask(name, n.Name, n.App, deps, "true")
 	}, add)
 	if err != nil {
 		return nil, err
@@ -62,8 +69,15 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *
 
 // teardownTask deletes one app; its timeout is the app's sync plus health
 // timeout, the time its resources had to come up.
-func teardownTask(platform, name string, a *spec.App, deps []string, cascade string) wfv1.DAGTask {
-	timeout := a.Timeouts.Sync.Duration + a.Timeouts.Health.Duration
+func teardownTask(platform, name string, a *spec.App, deps []string, cascade string) (wfv1.DAGTask, error) {
+	timeout, err := duration.Sum(a.Timeouts.Sync.Duration, a.Timeouts.Health.Duration)
+	var deadline time.Duration
+	if err == nil {
+		deadline, err = duration.Sum(timeout, deadlineSlack)
+	}
+	if err != nil {
+		return wfv1.DAGTask{}, fmt.Errorf("app %s: its teardown deadline: %w", name, err)
+	}
 	args := []wfv1.Parameter{
 		param("app", name),
 		param("platform", platform),
@@ -71,7 +85,7 @@ func teardownTask(platform, name string, a *spec.App, deps []string, cascade str
 		param("pv-policy", "{{workflow.parameters.pv-policy}}"),
 		param("crd-policy", "{{workflow.parameters.crd-policy}}"),
 		param("timeout", timeout.String()),
-		param("deadline-seconds", seconds(timeout+deadlineSlack)),
+		param("deadline-seconds", seconds(deadline)),
 	}
 	if cascade != "true" {
 		args = append(args, param("cascade", cascade))
@@ -83,5 +97,5 @@ func teardownTask(platform, name string, a *spec.App, deps []string, cascade str
 		TemplateRef: templateRef(CWTTeardown, tmplTeardown),
 		Depends:     depends(deps),
 		Arguments:   wfv1.Arguments{Parameters: args},
-	}
+	}, nil
 }

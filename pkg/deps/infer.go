@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // Context is what the rules may know beyond one object: the app it is
@@ -13,21 +15,26 @@ type Context struct {
 	crds     map[string]crd               // group/Kind → its CRD
 	nsLabels map[string]map[string]string // namespace → labels of its Namespace object
 	services map[string]string            // namespace/name → the app deploying that Service; "" for more than one
+	nsSets   map[string]labels.Set        // namespace → namespaceLabels, once made
 }
 
 // namespaceLabels are the labels a webhook's namespaceSelector sees: the
 // Namespace object's, if an app deploys it, and the name label the API
 // server sets on every namespace.
-func (x *Context) namespaceLabels(ns string) map[string]string {
-	out := map[string]string{"kubernetes.io/metadata.name": ns}
+func (x *Context) namespaceLabels(ns string) labels.Set {
+	if s, ok := x.nsSets[ns]; ok {
+		return s
+	}
+	out := labels.Set{"kubernetes.io/metadata.name": ns}
 	for k, v := range x.nsLabels[ns] {
 		out[k] = v
 	}
+	x.nsSets[ns] = out
 	return out
 }
 
 func newContext(apps []App) *Context {
-	x := &Context{crds: map[string]crd{}, nsLabels: map[string]map[string]string{}, services: map[string]string{}}
+	x := &Context{crds: map[string]crd{}, nsLabels: map[string]map[string]string{}, services: map[string]string{}, nsSets: map[string]labels.Set{}}
 	for i := range apps {
 		for _, o := range apps[i].Objects {
 			switch {
@@ -108,7 +115,12 @@ type provider struct {
 
 // Infer applies Rules to the apps' objects. The same apps give the same
 // result in any order.
-func Infer(apps []App) *Result {
+func Infer(apps []App) *Result { return infer(apps, false) }
+
+// infer is Infer; bruteForce asks every provision that Matches about every
+// object, as Infer did before matchIndex (the tests hold one against the
+// other).
+func infer(apps []App, bruteForce bool) *Result {
 	apps = append([]App(nil), apps...)
 	sort.SliceStable(apps, func(i, j int) bool { return apps[i].Name < apps[j].Name })
 	for i := range apps {
@@ -122,9 +134,9 @@ func Infer(apps []App) *Result {
 	}
 	x := newContext(apps)
 
-	unique := map[string][]provider{}   // key → one provision per app, apps sorted
-	matching := map[string][]provider{} // key → every provision with Match
-	own := map[string]map[string]bool{} // app → keys it provides itself
+	unique := map[string][]provider{}    // key → one provision per app, apps sorted
+	matching := map[string]*matchIndex{} // key → every provision with Match
+	own := map[string]map[string]bool{}  // app → keys it provides itself
 	for i := range apps {
 		a := &apps[i]
 		x.app = a
@@ -133,14 +145,18 @@ func Infer(apps []App) *Result {
 			own[a.Name][key("namespace", a.Namespace)] = true
 		}
 		for _, o := range a.Objects {
-			for _, r := range Rules {
+			for ri := range Rules {
+				r := &Rules[ri]
 				for _, p := range r.Provides(x, o) {
 					if p.Match != nil {
 						by := a.Name
 						if p.By != "" {
 							by = p.By
 						}
-						matching[p.Key] = append(matching[p.Key], provider{by, p})
+						if matching[p.Key] == nil {
+							matching[p.Key] = &matchIndex{}
+						}
+						matching[p.Key].add(r, provider{by, p})
 						continue
 					}
 					if !own[a.Name][p.Key] {
@@ -154,28 +170,41 @@ func Infer(apps []App) *Result {
 
 	type pair struct{ from, to string }
 	evidence := map[pair]map[string]*Evidence{}
-	add := func(from, to, what string, o Object) {
+	first := map[*Evidence]int{} // the index, in its app, of the evidence's object
+	add := func(from, to, what string, o Object, idx, n int) {
 		pr := pair{from, to}
 		if evidence[pr] == nil {
 			evidence[pr] = map[string]*Evidence{}
 		}
 		if e := evidence[pr][what]; e != nil {
-			e.Count++
+			e.Count += n
+			if idx < first[e] { // the first object that needs it
+				e.Object, e.Where, first[e] = o.String(), o.Where(), idx
+			}
 			return
 		}
-		evidence[pr][what] = &Evidence{What: what, Object: o.String(), Where: o.Where(), Count: 1}
+		e := &Evidence{What: what, Object: o.String(), Where: o.Where(), Count: n}
+		evidence[pr][what], first[e] = e, idx
 	}
 	conflicts := map[pair]*Conflict{} // (app, key)
 	for i := range apps {
 		a := &apps[i]
 		x.app = a
-		for _, o := range a.Objects {
+		for _, ix := range matching {
+			ix.reset()
+		}
+		for oi, o := range a.Objects {
 			for _, r := range Rules {
 				for _, k := range r.Needs(x, o) {
-					for _, pv := range matching[k] {
-						if pv.app != a.Name && pv.p.Match(x, o) {
-							add(a.Name, pv.app, pv.p.What, o)
+					if bruteForce && matching[k] != nil {
+						for _, pv := range matching[k].all {
+							if pv.app != a.Name && pv.p.Match(x, o) {
+								add(a.Name, pv.app, pv.p.What, o, oi, 1)
+							}
 						}
+					}
+					if !bruteForce && matching[k] != nil {
+						matching[k].see(x, o, oi)
 					}
 					if own[a.Name][k] {
 						continue
@@ -183,7 +212,7 @@ func Infer(apps []App) *Result {
 					switch ps := unique[k]; len(ps) {
 					case 0:
 					case 1:
-						add(a.Name, ps[0].app, ps[0].p.What, o)
+						add(a.Name, ps[0].app, ps[0].p.What, o, oi, 1)
 					default:
 						if conflicts[pair{a.Name, k}] == nil {
 							c := &Conflict{App: a.Name, Object: o.String(), Where: o.Where(), What: ps[0].p.What}
@@ -192,6 +221,15 @@ func Infer(apps []App) *Result {
 							}
 							conflicts[pair{a.Name, k}] = c
 						}
+					}
+				}
+			}
+		}
+		for _, k := range sortedKeys(matching) {
+			for _, h := range matching[k].done() {
+				for _, pv := range h.c.providers {
+					if pv.app != a.Name {
+						add(a.Name, pv.app, pv.p.What, h.o, h.idx, h.n)
 					}
 				}
 			}

@@ -2,6 +2,7 @@ package deps
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,6 +19,11 @@ type Rule struct {
 	Provides func(x *Context, o Object) []Provision
 	// Needs lists the keys o needs.
 	Needs func(x *Context, o Object) []string
+	// Sig, for a rule whose provisions Match, is the part of a consumer
+	// object its provisions' Unlabelled reads: objects of one Sig are
+	// accepted alike but for their labels, so Infer asks once per Sig
+	// (and per Class), then only the Labels selector per object.
+	Sig func(x *Context, o Object) string
 }
 
 // Provision is one thing an object offers.
@@ -33,6 +39,16 @@ type Provision struct {
 	// By, with Match, is the app that serves the provision when not the
 	// one that declares it (a webhook's Service deployed by another app).
 	By string
+	// Class and Groups, with Match, index the provision so that Infer asks
+	// only what can match: provisions of one Class accept the same
+	// objects, and Match accepts only objects of Groups ("*": any group;
+	// nil: not indexed by group).
+	Class  string
+	Groups []string
+	// Unlabelled and Labels, for a rule with Sig: Match is Unlabelled
+	// and Labels matching the consumer's labels.
+	Unlabelled func(x *Context, consumer Object) bool
+	Labels     labels.Selector
 }
 
 // Rules is the table. Needs and provisions of kinds no rule names are
@@ -47,7 +63,7 @@ var Rules = []Rule{
 	{Name: "issuer", Provides: issuerProvides, Needs: issuerNeeds},
 	{Name: "secretstore", Provides: secretStoreProvides, Needs: secretStoreNeeds},
 	{Name: "namespace", Provides: named("", "Namespace", "namespace", "Namespace"), Needs: namespaceNeeds},
-	{Name: "webhook", Provides: webhookProvides, Needs: webhookNeeds},
+	{Name: "webhook", Provides: webhookProvides, Needs: webhookNeeds, Sig: webhookSig},
 	{Name: "priorityclass", Provides: named("scheduling.k8s.io", "PriorityClass", "priorityclass", "PriorityClass"), Needs: podField("priorityClassName", "priorityclass")},
 	{Name: "runtimeclass", Provides: named("node.k8s.io", "RuntimeClass", "runtimeclass", "RuntimeClass"), Needs: podField("runtimeClassName", "runtimeclass")},
 }
@@ -404,17 +420,32 @@ func webhookProvides(x *Context, o Object) []Provision {
 		}
 		h := hook{rules: list(w, "rules"), objects: selector(at(w, "objectSelector")), namespaces: selector(at(w, "namespaceSelector")),
 			groups: map[string]bool{}}
+		h.parsed = parseRules(h.rules)
+		var groups []string
 		for _, r := range h.rules {
 			for _, g := range strList(r, "apiGroups") {
+				if !h.groups[g] {
+					groups = append(groups, g)
+				}
 				h.groups[g] = true
 			}
 		}
+		// What intercepts reads of the webhook: webhooks alike in it are
+		// one class.
+		class, err := json.Marshal([]any{h.rules, at(w, "objectSelector"), at(w, "namespaceSelector")})
+		if err != nil {
+			class = nil // unique below: never merged with another
+		}
 		svc := str(w, "clientConfig", "service", "namespace") + "/" + str(w, "clientConfig", "service", "name")
 		out = append(out, Provision{
-			Key:   admission,
-			What:  kind + " webhook " + str(w, "name") + " (service " + svc + ")",
-			Match: h.intercepts,
-			By:    x.services[svc], // the app whose Service answers; else the configuration's
+			Key:        admission,
+			What:       kind + " webhook " + str(w, "name") + " (service " + svc + ")",
+			Match:      h.intercepts,
+			By:         x.services[svc], // the app whose Service answers; else the configuration's
+			Class:      classOf(class, len(out), o),
+			Groups:     groups,
+			Unlabelled: h.unlabelled,
+			Labels:     h.objects,
 		})
 	}
 	return out
@@ -427,15 +458,63 @@ func webhookNeeds(_ *Context, o Object) []string {
 	return []string{admission}
 }
 
-// hook is one admission webhook, its selectors parsed once.
+// classOf is a webhook's class: what intercepts reads of it, or, when that
+// cannot be written down, a class of its own.
+func classOf(class []byte, i int, o Object) string {
+	if class != nil {
+		return string(class)
+	}
+	return fmt.Sprintf("%s#%d", o.Where(), i)
+}
+
+// webhookSig is what intercepts reads of a consumer object but for its
+// labels: its group, resource, scope and namespace (the namespace's
+// labels follow from its name).
+func webhookSig(x *Context, c Object) string {
+	namespaced, known := x.scope(c)
+	if !known {
+		namespaced = c.Namespace() != ""
+	}
+	return fmt.Sprintf("%q %q %t %q", c.Group(), x.resource(c), namespaced, x.namespaceOf(c))
+}
+
+// hook is one admission webhook, its selectors and rules parsed once.
 type hook struct {
 	rules               []any
+	parsed              []hookRule
 	objects, namespaces labels.Selector
 	groups              map[string]bool // of all its rules: a quick no for most objects
 }
 
+// hookRule is one rule of a webhook that intercepts creating or updating.
+type hookRule struct {
+	anyGroup, anyResource bool
+	groups, resources     []string
+	scope                 string
+}
+
+func parseRules(rules []any) []hookRule {
+	var out []hookRule
+	for _, r := range rules {
+		ops := strList(r, "operations")
+		if !(slices.Contains(ops, "*") || slices.Contains(ops, "CREATE") || slices.Contains(ops, "UPDATE")) {
+			continue
+		}
+		hr := hookRule{groups: strList(r, "apiGroups"), resources: strList(r, "resources"), scope: str(r, "scope")}
+		hr.anyGroup = slices.Contains(hr.groups, "*")
+		hr.anyResource = slices.Contains(hr.resources, "*") || slices.Contains(hr.resources, "*/*")
+		out = append(out, hr)
+	}
+	return out
+}
+
 // intercepts says whether the webhook intercepts creating or updating c.
 func (h hook) intercepts(x *Context, c Object) bool {
+	return h.objects.Matches(labels.Set(c.Labels())) && h.unlabelled(x, c)
+}
+
+// unlabelled is intercepts but for the objectSelector.
+func (h hook) unlabelled(x *Context, c Object) bool {
 	if !h.groups["*"] && !h.groups[c.Group()] {
 		return false
 	}
@@ -444,27 +523,18 @@ func (h hook) intercepts(x *Context, c Object) bool {
 	if !known {
 		namespaced = c.Namespace() != ""
 	}
-	if !h.objects.Matches(labels.Set(c.Labels())) {
-		return false
-	}
-	if namespaced && ns != "" && !h.namespaces.Matches(labels.Set(x.namespaceLabels(ns))) {
+	if namespaced && ns != "" && !h.namespaces.Matches(x.namespaceLabels(ns)) {
 		return false
 	}
 	res := x.resource(c)
-	for _, r := range h.rules {
-		ops := strList(r, "operations")
-		if !(slices.Contains(ops, "*") || slices.Contains(ops, "CREATE") || slices.Contains(ops, "UPDATE")) {
+	for _, r := range h.parsed {
+		if !r.anyGroup && !slices.Contains(r.groups, c.Group()) {
 			continue
 		}
-		groups := strList(r, "apiGroups")
-		if !slices.Contains(groups, "*") && !slices.Contains(groups, c.Group()) {
+		if !r.anyResource && !slices.Contains(r.resources, res) {
 			continue
 		}
-		resources := strList(r, "resources")
-		if !slices.Contains(resources, "*") && !slices.Contains(resources, "*/*") && !slices.Contains(resources, res) {
-			continue
-		}
-		switch str(r, "scope") {
+		switch r.scope {
 		case "Cluster":
 			if namespaced {
 				continue

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/dag"
@@ -145,8 +146,11 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 	}
 	c.ConfigDir, c.SecretsDir = val["config-dir"], val["secrets-dir"]
 	if v := val["timeout"]; v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
+		d, err := duration.Parse(v)
+		switch {
+		case err != nil:
+			bad("timeout", "%v", err)
+		case d <= 0:
 			bad("timeout", "%q: want a positive duration such as 30m or 1h", v)
 		}
 		c.Timeout = d

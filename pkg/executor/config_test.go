@@ -413,3 +413,15 @@ func TestCredentialsNeverLeak(t *testing.T) {
 		})
 	}
 }
+
+// A --timeout past Go's range is refused as one (exit 3), not read as a
+// wrapped, already passed deadline.
+func TestTimeoutOverflowRefused(t *testing.T) {
+	dir := configDir(t, "name: staging\ndomain: d\ngitRepository: https://git.example.com/p.git\ngitRevision: main\n", "")
+	env := map[string]string{"KUBECONFIG_PATH": "testdata/kubeconfig", "CONFIG_DIR": dir, "ENVIRONMENT": "staging", "TIMEOUT": "3000000h"}
+	_, err := load(t, ActionDeploy, env)
+	if exitcode.Of(err) != exitcode.Invalid {
+		t.Fatalf("exit %d: %v", exitcode.Of(err), err)
+	}
+	wantAll(t, problemsOf(t, err), `TIMEOUT / --timeout: "3000000h" is longer than the longest duration there is`)
+}

@@ -34,6 +34,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/internal/atomicfile"
+	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor/internal/apply"
@@ -116,7 +117,9 @@ func execute(ctx context.Context, o *Options, getenv func(string) (string, bool)
 	r.report.SpecHash = out.SpecHash
 	timeout := cfg.Timeout
 	if timeout == 0 {
-		timeout = defaultTimeout(o.Action, out)
+		if timeout, err = defaultTimeout(o.Action, out); err != nil {
+			return r.end(exitcode.Invalid, "the run's default deadline: "+err.Error()+": give --timeout", err)
+		}
 	}
 	r.report.Timeout = timeout.String()
 	r.log.Phase(PhaseCompile).Info("compiled", "spec_hash", out.SpecHash, "apps", len(out.Deploy.Apps()),
@@ -234,29 +237,42 @@ const (
 // GitOps handoff node, plus slack. Retries of transient failures are not
 // counted: a deploy that needs them may hit the deadline, and deploy again
 // follows the same run.
-func defaultTimeout(action Action, out *compile.Output) time.Duration {
+func defaultTimeout(action Action, out *compile.Output) (time.Duration, error) {
 	if action == ActionValidate || action == ActionPreflight {
-		return validateTimeout
+		return validateTimeout, nil
 	}
 	d := out.Deploy
 	if action == ActionTeardown {
 		d = out.Teardown
 	}
-	_, makespan, err := d.Graph.CriticalPath(func(id string) time.Duration {
+	// Each app's limit, and then all of them: the critical path is a part
+	// of that sum, so if the sum does not overflow, neither does the path.
+	limits := map[string]time.Duration{}
+	var all time.Duration
+	for _, id := range d.Graph.Nodes() {
 		n := d.Node(id)
 		if n == nil || n.Kind != dag.App || n.App.Timeouts == nil {
-			return 0
+			continue
 		}
-		return n.App.Timeouts.Sync.Duration + n.App.Timeouts.Health.Duration + stepDeadlineSlack
-	})
+		limit, err := duration.Sum(n.App.Timeouts.Sync.Duration, n.App.Timeouts.Health.Duration, stepDeadlineSlack)
+		if err == nil {
+			all, err = duration.Sum(all, limit)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("app %s: %w", id, err)
+		}
+		limits[id] = limit
+	}
+	_, makespan, err := d.Graph.CriticalPath(func(id string) time.Duration { return limits[id] })
 	if err != nil {
 		makespan = time.Hour
 	}
+	terms := []time.Duration{makespan, timeoutSlack}
 	if out.Root != nil {
 		// the handoff node runs with the built-in timeouts
-		makespan += spec.DefaultTimeouts.Sync.Duration + spec.DefaultTimeouts.Health.Duration + stepDeadlineSlack
+		terms = append(terms, spec.DefaultTimeouts.Sync.Duration, spec.DefaultTimeouts.Health.Duration, stepDeadlineSlack)
 	}
-	return makespan + timeoutSlack
+	return duration.Sum(terms...)
 }
 
 // writeFileAtomic creates path's folder if needed, then writes atomically;

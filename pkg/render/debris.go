@@ -70,22 +70,3 @@ func newestMarker(olds []string) string {
 	}
 	return best
 }
-
-// removeOwned removes a tree of ours, its marker last.
-func removeOwned(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.Name() != Marker {
-			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	if err := os.Remove(filepath.Join(dir, Marker)); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return os.Remove(dir)
-}

@@ -16,43 +16,77 @@ import (
 // the same platform) is ever replaced.
 const Marker = ".deployctl-generated"
 
-// markerLimit bounds the read of a marker: ours are a few hundred bytes.
-const markerLimit = 4 << 10
+// markerLimit bounds the read of a marker: the header, the platform and
+// one line per file (a platform of 700 apps lists about 60 KiB).
+const markerLimit = 8 << 20
 
 // markerFile is the marker's content: deterministic, so `make verify` can
-// compare trees.
-func markerFile(platform string) []byte {
-	return []byte("# Written by `deployctl generate`, which replaces this folder as a whole on\n" +
-		"# every run: files added here are deleted. Without this file, generate\n" +
-		"# refuses to touch the folder.\n" +
-		"platform: " + platform + "\n")
+// compare trees. It lists every file the tree holds (paths, sorted), so a
+// later Write replaces and removes only those; the platform line is last.
+func markerFile(platform string, files []string) []byte {
+	var b strings.Builder
+	b.WriteString("# Written by `deployctl generate`, which replaces this folder as a whole on\n" +
+		"# every run. It replaces only the files listed here: anything else in the\n" +
+		"# folder (a file, a link, a mount) makes it refuse. Without this file,\n" +
+		"# generate refuses to touch the folder.\n" +
+		"files:\n")
+	for _, f := range files {
+		b.WriteString("- " + f + "\n")
+	}
+	b.WriteString("platform: " + platform + "\n")
+	return []byte(b.String())
 }
 
-// markerPlatform reads the platform a folder's marker names. ok is false
-// when there is no marker; err when there is one generate did not write
-// (not a regular file, too large, no platform line).
-func markerPlatform(dir string) (platform string, ok bool, err error) {
+// errNoPlatform: a marker without its platform line, which is its last.
+var errNoPlatform = errors.New("it names no platform")
+
+// markerInfo is what a folder's marker says.
+type markerInfo struct {
+	found    bool
+	platform string
+	// files are the files it lists; nil for a marker written before
+	// markers listed them (see checkOwned).
+	files map[string]bool
+}
+
+// readMarker reads a folder's marker. found is false when there is none;
+// err when there is one generate did not write (not a regular file, too
+// large, no platform line).
+func readMarker(dir string) (markerInfo, error) {
 	p := filepath.Join(dir, Marker)
 	fi, err := os.Lstat(p)
 	if os.IsNotExist(err) {
-		return "", false, nil
+		return markerInfo{}, nil
 	}
+	m := markerInfo{found: true}
 	if err != nil {
-		return "", true, err
+		return m, err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", true, fmt.Errorf("it is %s", atomicfile.Kind(fi.Mode()))
+		return m, fmt.Errorf("it is %s", atomicfile.Kind(fi.Mode()))
 	}
 	data, err := readlimit.ReadFile(p, markerLimit)
 	if err != nil {
-		return "", true, err
+		return m, err
 	}
+	inList := false
 	for _, line := range strings.Split(string(data), "\n") {
-		if name, found := strings.CutPrefix(line, "platform: "); found && name != "" {
-			return name, true, nil
+		switch {
+		case line == "files:":
+			inList, m.files = true, map[string]bool{}
+		case inList && strings.HasPrefix(line, "- "):
+			m.files[line[len("- "):]] = true
+		default:
+			inList = false
+			if name, ok := strings.CutPrefix(line, "platform: "); ok && name != "" {
+				m.platform = name
+			}
 		}
 	}
-	return "", true, errors.New("it names no platform")
+	if m.platform == "" {
+		return m, errNoPlatform
+	}
+	return m, nil
 }
 
 // legacyTree recognises a tree written before the marker existed, so an

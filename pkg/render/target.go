@@ -29,6 +29,10 @@ type target struct {
 	exists  bool     // dir (or the tree restore brings back) is there
 	restore string   // a tree an interrupted run left moved aside, to put back first
 	debris  []string // temporary folders of interrupted runs, to remove
+	// prev is what the replaced tree's marker lists (files nil: a tree
+	// from before markers listed files): the removal of the tree moved
+	// aside removes only that.
+	prev markerInfo
 }
 
 // CheckOutput refuses an output folder whatever the tree: a file, a link,
@@ -57,6 +61,17 @@ func (t Tree) inspect(dir string, o WriteOptions, full bool) (*target, error) {
 		return nil, err
 	}
 	tg.debris = append(news, olds...)
+	if full {
+		// Debris is removed before the write: it must be ours through and
+		// through before anything is touched.
+		for _, d := range tg.debris {
+			if p, err := treeProblem(d, nil); err != nil {
+				return nil, err
+			} else if p != "" {
+				return nil, refuse(d + ", left by an interrupted run, " + p)
+			}
+		}
+	}
 	cur := dir // the folder to judge: dir, or the tree to restore
 	fi, err := os.Lstat(dir)
 	switch {
@@ -88,10 +103,12 @@ func (t Tree) inspect(dir string, o WriteOptions, full bool) (*target, error) {
 		problems = append(problems, "is a mount point, which cannot be replaced: write into a folder below it")
 	}
 	if full {
-		if p, err := t.owned(cur, o.Platform); err != nil {
+		if p, m, err := t.owned(cur, o.Platform); err != nil {
 			return nil, err
 		} else if p != "" {
 			problems = append(problems, p)
+		} else {
+			tg.prev = m
 		}
 	}
 	if len(problems) > 0 {
@@ -100,23 +117,26 @@ func (t Tree) inspect(dir string, o WriteOptions, full bool) (*target, error) {
 	return tg, nil
 }
 
-// owned says why cur is not a tree generate may replace, or "".
-func (t Tree) owned(cur, platform string) (string, error) {
+// owned says why cur is not a tree generate may replace, or "": a tree
+// holding its marker for the platform (every entry one the marker lists),
+// or one written before the marker existed (legacyTree), or empty.
+func (t Tree) owned(cur, platform string) (string, markerInfo, error) {
 	entries, err := os.ReadDir(cur)
-	if err != nil {
-		return "", err
+	if err != nil || len(entries) == 0 {
+		return "", markerInfo{files: map[string]bool{}}, err
 	}
-	if len(entries) == 0 {
-		return "", nil
-	}
-	name, ok, err := markerPlatform(cur)
+	m, err := readMarker(cur)
 	switch {
 	case err != nil:
-		return "holds a " + Marker + " generate did not write (" + err.Error() + ")", nil
-	case ok && name != platform:
-		return fmt.Sprintf("holds the tree of platform %q, not %q: if that platform is gone (renamed), remove the folder yourself", name, platform), nil
-	case ok, t.legacyTree(cur, entries):
-		return "", nil
+		return "holds a " + Marker + " generate did not write (" + err.Error() + ")", m, nil
+	case m.found && m.platform != platform:
+		return fmt.Sprintf("holds the tree of platform %q, not %q: if that platform is gone (renamed), remove the folder yourself", m.platform, platform), m, nil
+	case m.found:
+		p, err := treeProblem(cur, &m)
+		return p, m, err
+	case t.legacyTree(cur, entries):
+		p, err := treeProblem(cur, &m)
+		return p, m, err
 	}
 	names := make([]string, 0, 4)
 	for _, e := range entries {
@@ -126,7 +146,28 @@ func (t Tree) owned(cur, platform string) (string, error) {
 	if len(names) > 3 {
 		names = append(names[:3], "…")
 	}
-	return fmt.Sprintf("is not empty (%s) and holds no %s: generate did not write it", strings.Join(names, ", "), Marker), nil
+	return fmt.Sprintf("is not empty (%s) and holds no %s: generate did not write it", strings.Join(names, ", "), Marker), m, nil
+}
+
+// treeProblem walks a tree of ours (m: its marker, read if nil) and says
+// why it holds something generate did not write, or "". A marker from
+// before markers listed files, and a tree from before markers, are trusted
+// for regular files and folders only.
+func treeProblem(dir string, m *markerInfo) (string, error) {
+	var o *owner
+	var err error
+	if m == nil {
+		o, err = ownerOf(dir)
+	} else {
+		o, err = newOwner(dir, m.files)
+	}
+	if err != nil {
+		if r, ok := err.(*atomicfile.RefusedError); ok {
+			return "holds " + r.Path + ", which " + r.Reason, nil
+		}
+		return "", err
+	}
+	return o.check()
 }
 
 // checkAncestors requires the nearest existing ancestor of dir to be a

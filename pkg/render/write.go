@@ -18,6 +18,9 @@ func (t Tree) Write(dir string, o WriteOptions) (notes []string, err error) {
 	if _, ok := t[Marker]; ok {
 		return nil, fmt.Errorf("internal: the tree holds %s, the writer's own file", Marker)
 	}
+	if err := listable(t.Paths()); err != nil {
+		return nil, err
+	}
 	defer lock(existingAncestor(filepath.Dir(filepath.Clean(dir))))()
 	tg, err := t.inspect(dir, o, true)
 	if err != nil {
@@ -49,8 +52,9 @@ func (t Tree) Write(dir string, o WriteOptions) (notes []string, err error) {
 			_ = removeOwned(tmp)
 		}
 	}()
-	// The marker first: an interrupted run's folder is then recognisable.
-	if err := os.WriteFile(filepath.Join(tmp, Marker), markerFile(o.Platform), 0o644); err != nil {
+	// The marker first: an interrupted run's folder is then recognisable,
+	// and what it holds is listed.
+	if err := os.WriteFile(filepath.Join(tmp, Marker), markerFile(o.Platform, t.Paths()), 0o644); err != nil {
 		return notes, err
 	}
 	for _, p := range t.Paths() {
@@ -79,7 +83,7 @@ func (t Tree) Write(dir string, o WriteOptions) (notes []string, err error) {
 		}
 		return notes, err
 	}
-	return notes, removeOwned(old)
+	return notes, removeTree(old, tg.prev)
 }
 
 func rename(from, to string) error {

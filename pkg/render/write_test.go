@@ -47,7 +47,7 @@ func TestWriteReplacesWholeTree(t *testing.T) {
 	if got := strings.Join(ls(t, dir), " "); got != Marker+" a" {
 		t.Errorf("tree: %s", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, Marker)); string(b) != string(markerFile("p")) || !strings.HasSuffix(string(b), "\nplatform: p\n") {
+	if b, _ := os.ReadFile(filepath.Join(dir, Marker)); string(b) != string(markerFile("p", []string{"a/x.yaml"})) || !strings.HasSuffix(string(b), "\nplatform: p\n") {
 		t.Errorf("marker:\n%s", b)
 	}
 	if got := ls(t, filepath.Dir(dir)); len(got) != 1 {

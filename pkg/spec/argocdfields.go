@@ -29,7 +29,11 @@ func (d *Document) checkArgoCDFields(errs *Errors, path string, a *App) {
 }
 
 func (d *Document) checkSyncPolicy(errs *Errors, path string, sp *SyncPolicy) {
-	if sp == nil || sp.ManagedNamespaceMetadata == nil {
+	if sp == nil {
+		return
+	}
+	d.checkSyncRetry(errs, path+".retry", sp.Retry)
+	if sp.ManagedNamespaceMetadata == nil {
 		return
 	}
 	add := func(p, format string, args ...any) { *errs = append(*errs, d.At(p, format, args...)) }

@@ -477,6 +477,7 @@ func (d *Document) checkSourceValues(errs *Errors, at string, s *Source) {
 	if k := s.Kustomize; k != nil {
 		d.checkLabels(errs, at+".kustomize.commonLabels", k.CommonLabels, false)
 	}
+	d.checkSourcePaths(errs, at, s)
 }
 
 // checkDestination checks an Application destination.

@@ -9,10 +9,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/schema"
 )
 
@@ -36,7 +36,7 @@ func platformSchema() (*jsonschema.Schema, error) {
 			if !ok || !durationRe.MatchString(s) {
 				return true
 			}
-			_, err := time.ParseDuration(s)
+			_, err := duration.Parse(s)
 			return err == nil
 		}
 		if err := c.AddResource(schema.ID, bytes.NewReader(schema.PlatformJSON)); err != nil {

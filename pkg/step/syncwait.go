@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/step/check"
@@ -44,7 +45,11 @@ func (r *runner) syncAndWait(ctx context.Context, o cmdline.SyncOpts, manifest [
 	}
 	// Every wait of the node, clean-up included, ends by its deadline: the
 	// sync timeout plus the health timeout, from the start.
-	ctx, cancel := context.WithTimeout(ctx, o.SyncTimeout+o.HealthTimeout)
+	deadline, err := duration.Sum(o.SyncTimeout, o.HealthTimeout)
+	if err != nil {
+		return fail(exitcode.Invalid, "--sync-timeout plus --health-timeout: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	r.t = r.t.forNode(o.HealthTimeout)
 

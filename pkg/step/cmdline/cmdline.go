@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/check"
 )
@@ -187,6 +188,11 @@ func (inv *Invocation) check() error {
 		if s.SyncTimeout <= 0 || s.HealthTimeout <= 0 {
 			return invalid("--sync-timeout and --health-timeout must be positive")
 		}
+		// The node's deadline is their sum: wrapped, it would have passed
+		// at once (a transient exit the template retries).
+		if _, err := duration.Sum(s.SyncTimeout, s.HealthTimeout); err != nil {
+			return invalid("--sync-timeout plus --health-timeout: %v", err)
+		}
 		for _, c := range s.Checks.Values {
 			if _, err := check.Parse(c); err != nil {
 				return err
@@ -306,14 +312,15 @@ func (b *binder) boolEnv(p *bool, name, env string, def bool, usage string) {
 
 func (b *binder) durationEnv(p *time.Duration, name, env string, def time.Duration, usage string) {
 	if v, ok := b.env(env); ok && v != "" {
-		parsed, err := time.ParseDuration(v)
+		parsed, err := duration.Parse(v)
 		if err != nil {
 			b.noteEnvErr(env, v, err)
 		} else {
 			def = parsed
 		}
 	}
-	b.fs.DurationVar(p, name, def, usage)
+	*p = def
+	b.fs.Var(duration.Flag{D: p}, name, usage)
 }
 
 func (b *binder) list(p *List, name, usage string) {

@@ -70,6 +70,11 @@ func TestInvalidInvocations(t *testing.T) {
 		{[]string{"sync-and-wait", "--app", "a", "--sync-id", "0123abcd"}, base, "--sync-id"},
 		{[]string{"sync-and-wait", "--app", "a", "--sync-id", "0123456789ABCDEF"}, base, "--sync-id"},
 		{[]string{"sync-and-wait", "--app", "a"}, map[string]string{"ARGOCD_SERVER": "x:1", "SYNC_ID": "x0123456789abcdef"}, "SYNC_ID"},
+		// Overflow is a configuration error (3), never a deadline that has
+		// already passed (75, retried): alone, and in the node's deadline.
+		{[]string{"sync-and-wait", "--app", "a", "--sync-timeout", "2562047h", "--health-timeout", "2562047h"}, base, "--sync-timeout plus --health-timeout: 2562047h0m0s + 2562047h0m0s is longer than the longest duration"},
+		{[]string{"sync-and-wait", "--app", "a", "--sync-timeout", "3000000h"}, base, `invalid value "3000000h" for flag -sync-timeout: "3000000h" is longer than the longest duration`},
+		{[]string{"sync-and-wait", "--app", "a"}, map[string]string{"ARGOCD_SERVER": "x:1", "HEALTH_TIMEOUT": "9999999999999h"}, `HEALTH_TIMEOUT="9999999999999h": "9999999999999h" is longer`},
 		{[]string{"validate"}, base, "at least one --app"},
 		{[]string{"teardown", "--app", "a", "--platform", "p"}, base, "--confirm must equal --platform"},
 		{[]string{"teardown", "--app", "a", "--platform", "p", "--confirm", "p", "--pv-policy", "keep"}, base, "--pv-policy"},
