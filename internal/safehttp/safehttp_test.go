@@ -1,8 +1,6 @@
 package safehttp
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safehttp/safehttptest"
 )
 
 const token = "tok-0123456789abcdefghij0123456789abcdef" // 40 characters
@@ -70,20 +69,8 @@ func TestRedirectRefused(t *testing.T) {
 // A gzip bomb (a few KiB inflating past the bound) is refused at the
 // bound, counted after decompression, and memory does not follow it.
 func TestGzipBombBounded(t *testing.T) {
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-	zero := make([]byte, 1<<20)
-	for range 256 { // 256 MiB of zeros
-		zw.Write(zero)
-	}
-	zw.Close()
-	bomb := z.Bytes()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Encoding", "gzip")
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(bomb)
-	}))
-	defer srv.Close()
+	bomb := safehttptest.GzipBomb("", 256, "")
+	srv := safehttptest.GzipServer(t, bomb)
 	c, _ := New(Config{})
 	var before runtime.MemStats
 	runtime.GC()
@@ -129,11 +116,7 @@ func TestErrorTextLeaksNoToken(t *testing.T) {
 			if len(got) > MessageMax {
 				t.Fatalf("%d bytes", len(got))
 			}
-			for i := 0; i+4 <= len(token); i++ {
-				if strings.Contains(got, token[i:i+4]) {
-					t.Fatalf("pad %d: %q of the token in %q", pad, token[i:i+4], got)
-				}
-			}
+			safehttptest.NoPieceOf(t, token, got)
 		}
 	}
 	if got := ErrorText(http.StatusBadGateway, nil); got != "Bad Gateway" {

@@ -50,39 +50,40 @@ type Client struct {
 }
 
 // New checks the configuration, reads the token and builds the client
-// (internal/safehttp: no redirect followed, every answer bounded).
+// (internal/safehttp: no redirect followed, every answer bounded). Every
+// problem is reported, together.
 func New(cfg Config) (*Client, error) {
-	if cfg.Server == "" {
-		return nil, errors.New("the Argo CD server address is required")
-	}
-	if strings.Contains(cfg.Server, "://") {
-		return nil, fmt.Errorf("server %q: give host:port without a scheme (use --plaintext for HTTP)", cfg.Server)
+	var problems []error
+	switch {
+	case cfg.Server == "":
+		problems = append(problems, errors.New("the Argo CD server is required (host:port)"))
+	case strings.Contains(cfg.Server, "://"):
+		problems = append(problems, fmt.Errorf("server %q: give host:port without a scheme (use --plaintext for HTTP)", cfg.Server))
 	}
 	if cfg.RequestTimeout <= 0 {
-		return nil, errors.New("the request timeout must be positive")
+		problems = append(problems, errors.New("the request timeout must be positive"))
 	}
 	hc, err := safehttp.New(safehttp.Config{Proxy: true,
 		TLS: safehttp.TLS{CAFile: cfg.CAFile, SystemRoots: true, InsecureSkipVerify: cfg.InsecureSkipVerify}})
 	if err != nil {
-		return nil, err
+		problems = append(problems, err)
+	}
+	c := &Client{hc: hc, tokenFile: cfg.TokenFile, requestTimeout: cfg.RequestTimeout, appNamespace: cfg.AppNamespace}
+	if cfg.TokenFile == "" {
+		problems = append(problems, errors.New("the Argo CD token file is required"))
+	} else if err := c.ReloadToken(); err != nil {
+		problems = append(problems, err)
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
 	}
 	scheme := "https"
 	if cfg.Plaintext {
 		scheme = "http"
 	}
-	base := scheme + "://" + cfg.Server
+	c.base = scheme + "://" + cfg.Server
 	if root := strings.Trim(cfg.RootPath, "/"); root != "" {
-		base += "/" + root
-	}
-	c := &Client{
-		base:           base,
-		hc:             hc,
-		tokenFile:      cfg.TokenFile,
-		requestTimeout: cfg.RequestTimeout,
-		appNamespace:   cfg.AppNamespace,
-	}
-	if err := c.ReloadToken(); err != nil {
-		return nil, err
+		c.base += "/" + root
 	}
 	return c, nil
 }
@@ -228,18 +229,29 @@ func (c *Client) ResourceTree(ctx context.Context, name string) (*ApplicationTre
 // ManagedResources returns the resources the application manages directly,
 // each with its live state.
 func (c *Client) ManagedResources(ctx context.Context, name string) ([]ResourceDiff, error) {
-	return managed[ResourceDiff](ctx, c, name)
+	var out []ResourceDiff
+	err := managed(ctx, c, c.appQuery(), name, func(d ResourceDiff) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
 }
 
-// ManagedTargets returns what the application's source renders: each
-// managed resource's target state (JSON; "" or "null" for a resource only
-// live, which the next sync prunes).
-func (c *Client) ManagedTargets(ctx context.Context, name string) ([]ManagedTarget, error) {
-	return managed[ManagedTarget](ctx, c, name)
+// ManagedTargets calls fn with each managed resource of the Application
+// appNamespace/name (appNamespace "": the client's) as its source renders
+// it, the target state, as the answer arrives: an answer is never held
+// whole. An error of fn ends the read and is returned as it is.
+func (c *Client) ManagedTargets(ctx context.Context, appNamespace, name string, fn func(ManagedTarget) error) error {
+	q := c.appQuery()
+	if appNamespace != "" {
+		q.Set("appNamespace", appNamespace)
+	}
+	return managed(ctx, c, q, name, fn)
 }
 
 // ManagedTarget is an item of managed-resources as `import --live` reads
-// it: the target state, not the live one.
+// it: the target state (JSON; "" or "null" for a resource only live, which
+// the next sync prunes), not the live one.
 type ManagedTarget struct {
 	Group       string `json:"group,omitempty"`
 	Kind        string `json:"kind,omitempty"`
@@ -251,26 +263,28 @@ type ManagedTarget struct {
 // ManagedLimit bounds one managed-resources answer: every resource of an
 // Application in up to four states (CRDs with their schemas), the limit of
 // one import input (readlimit.Import). It is decoded item by item, keeping
-// only the fields of T, so the answer is never held whole.
+// only the fields of T.
 const ManagedLimit = readlimit.Import
 
-// managed reads GET .../managed-resources, {"items": [...]}, one item at a
-// time into T.
-func managed[T any](ctx context.Context, c *Client, name string) ([]T, error) {
-	op := "managed resources of " + name
-	var items []T
-	err := c.stream(ctx, op, "/api/v1/applications/"+url.PathEscape(name)+"/managed-resources", c.appQuery(), ManagedLimit,
+// managed reads GET .../managed-resources, {"items": [...]}, handing each
+// item to fn as T.
+func managed[T any](ctx context.Context, c *Client, q url.Values, name string, fn func(T) error) error {
+	var stop error // fn's, returned as it is
+	err := c.stream(ctx, "managed resources of "+name, "/api/v1/applications/"+url.PathEscape(name)+"/managed-resources", q, ManagedLimit,
 		func(dec *json.Decoder) error {
 			return eachItem(dec, func(d *json.Decoder) error {
 				var it T
 				if err := d.Decode(&it); err != nil {
 					return err
 				}
-				items = append(items, it)
-				return nil
+				stop = fn(it)
+				return stop
 			})
 		})
-	return items, err
+	if stop != nil {
+		return stop
+	}
+	return err
 }
 
 // eachItem walks {"items": [...], ...}, calling item with the decoder at
@@ -480,5 +494,3 @@ func (c *Client) currentToken() string {
 	defer c.mu.Unlock()
 	return c.token
 }
-
-

@@ -325,8 +325,8 @@ func TestManagedResourcesDecode(t *testing.T) {
 		got[1].LiveState == "" || !got[2].Hook || got[2].LiveState != "null" {
 		t.Fatalf("decoded %+v", got)
 	}
-	targets, err := c.ManagedTargets(context.Background(), "x")
-	if err != nil {
+	var targets []ManagedTarget
+	if err := c.ManagedTargets(context.Background(), "", "x", func(m ManagedTarget) error { targets = append(targets, m); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(targets) != 3 || targets[0].TargetState != "{}" || targets[1].TargetState != "" || targets[2].Name != "hook" {

@@ -1,8 +1,6 @@
 package argocd
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"net/http"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/deployctl/deployctl/internal/safehttp"
+	"github.com/deployctl/deployctl/internal/safehttp/safehttptest"
 )
 
 // The answers of a hostile or broken server, against the one client: a
@@ -32,15 +31,6 @@ func hostileClient(t *testing.T, srv *httptest.Server) *Client {
 	return c
 }
 
-func noPieceOfToken(t *testing.T, what, msg string) {
-	t.Helper()
-	for i := 0; i+4 <= len(echoedToken); i++ {
-		if strings.Contains(msg, echoedToken[i:i+4]) {
-			t.Fatalf("%s: %q of the token is in %q", what, echoedToken[i:i+4], msg)
-		}
-	}
-}
-
 // A 401 whose body echoes the token around where a message is cut: no
 // piece of it reaches the error, in a plain body, a gateway body, or a
 // watch stream's refusal.
@@ -57,11 +47,11 @@ func TestEchoedTokenNeverLeaks(t *testing.T) {
 		}))
 		c := hostileClient(t, srv)
 		_, err := c.Get(context.Background(), "web")
-		noPieceOfToken(t, fmt.Sprintf("get, pad %d", pad), err.Error())
+		safehttptest.NoPieceOf(t, echoedToken, err.Error())
 		_, err = c.Settings(context.Background())
-		noPieceOfToken(t, fmt.Sprintf("settings, pad %d", pad), err.Error())
+		safehttptest.NoPieceOf(t, echoedToken, err.Error())
 		_, err = c.Watch(context.Background(), "web")
-		noPieceOfToken(t, fmt.Sprintf("watch, pad %d", pad), err.Error())
+		safehttptest.NoPieceOf(t, echoedToken, err.Error())
 		if !IsAuth(err) {
 			t.Errorf("a 401 is an auth error: %v", err)
 		}
@@ -94,7 +84,7 @@ func TestRedirectElsewhereRefused(t *testing.T) {
 	if _, err := c.Watch(context.Background(), "web"); err == nil || IsTransient(err) {
 		t.Errorf("watch: %v", err)
 	}
-	if _, err := c.ManagedTargets(context.Background(), "web"); err == nil {
+	if err := c.ManagedTargets(context.Background(), "", "web", func(ManagedTarget) error { return nil }); err == nil {
 		t.Errorf("managed resources followed the redirect")
 	}
 	if n := reached.Load(); n != 0 {
@@ -105,21 +95,8 @@ func TestRedirectElsewhereRefused(t *testing.T) {
 // A gzip bomb is refused at the answer's bound, counted after
 // decompression, and not retried; a watch stream bounds each message.
 func TestGzipBombRefused(t *testing.T) {
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-	zw.Write([]byte(`{"metadata":{"name":"web"},"x":"`))
-	pad := bytes.Repeat([]byte("a"), 1<<20)
-	for range safehttp.AnswerLimit>>20 + 2 {
-		zw.Write(pad)
-	}
-	zw.Write([]byte(`"}`))
-	zw.Close()
-	bomb := z.Bytes()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Encoding", "gzip")
-		w.Write(bomb)
-	}))
-	defer srv.Close()
+	bomb := safehttptest.GzipBomb(`{"metadata":{"name":"web"},"x":"`, int(safehttp.AnswerLimit>>20)+2, `"}`)
+	srv := safehttptest.GzipServer(t, bomb)
 	c := hostileClient(t, srv)
 	_, err := c.Get(context.Background(), "web")
 	if err == nil || IsTransient(err) || !strings.Contains(err.Error(), "larger than the 16 MiB limit") {

@@ -17,10 +17,10 @@ import (
 // up mid-stream, {"error": {...}}. Argo CD first sends the application as it
 // is (ADDED), then every change.
 type Stream struct {
-	cancel context.CancelFunc
-	body   *safehttp.Body // bounds each message: Reset after every one
-	dec    *json.Decoder
-	op     string
+	cancel  context.CancelFunc
+	body    *safehttp.Body // bounds each message: Reset after every one
+	dec     *json.Decoder
+	op      string
 	errText func(status int, body []byte) string // the client's safehttp.ErrorText
 }
 
