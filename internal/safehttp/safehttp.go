@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
@@ -34,7 +35,24 @@ const (
 	errorHead = 64 << 10
 	// MessageMax bounds the text ErrorText makes of an error answer.
 	MessageMax = 1024
+	// InFlightBudget bounds the bytes of all answers being read at once in
+	// this process: the plugin's sidecar runs up to 1,000 steps, and each
+	// answer's own bound times the steps reading would pass its memory
+	// limit. A read past it fails with an *OverBudgetError, a transient
+	// fault (another read will have finished when it is tried again).
+	InFlightBudget int64 = 128 << 20
 )
+
+// inFlight is the bytes read and not yet released by every open Body.
+var inFlight atomic.Int64
+
+// OverBudgetError is a read refused because the answers being read
+// together passed InFlightBudget.
+type OverBudgetError struct{ Name string }
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("%s: not read now: the answers being read at once pass this process's %s budget", e.Name, readlimit.Human(InFlightBudget))
+}
 
 // TLS is the transport security a client is configured with.
 type TLS struct {
@@ -203,11 +221,15 @@ func (c *Client) Do(req *http.Request, name string, limit int64) (*Answer, []byt
 }
 
 // Body is an answer's body under its bound: past it, Read fails with a
-// *readlimit.TooLargeError.
+// *readlimit.TooLargeError; past the process's InFlightBudget, with an
+// *OverBudgetError. Close may be called while a Read runs (a watch
+// stream ended from another goroutine); Reads are one at a time.
 type Body struct {
 	rc          io.ReadCloser
 	name        string
 	limit, left int64
+	held        atomic.Int64 // counted in inFlight until Release or Close
+	closed      atomic.Bool
 }
 
 func (b *Body) Read(p []byte) (int, error) {
@@ -219,18 +241,37 @@ func (b *Body) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
+	b.held.Add(int64(n))
+	total := inFlight.Add(int64(n))
+	if b.closed.Load() {
+		b.Release() // closed while this Read ran: nothing stays held
+	}
 	if b.left < 0 {
 		return n, &readlimit.TooLargeError{Name: b.name, Limit: b.limit}
+	}
+	if total > InFlightBudget {
+		return n, &OverBudgetError{Name: b.name}
 	}
 	return n, err
 }
 
-// Close closes the underlying body.
-func (b *Body) Close() error { return b.rc.Close() }
+// Close closes the underlying body and releases what it held.
+func (b *Body) Close() error {
+	b.closed.Store(true)
+	b.Release()
+	return b.rc.Close()
+}
+
+// Release says the bytes read so far are no longer held (a decoder took
+// an item and let its text go); the answer's own bound still counts them.
+func (b *Body) Release() { inFlight.Add(-b.held.Swap(0)) }
 
 // Reset starts the bound over: a stream bounds each message, not the
 // stream's whole life.
-func (b *Body) Reset() { b.left = b.limit }
+func (b *Body) Reset() {
+	b.Release()
+	b.left = b.limit
+}
 
 // Head reads what ErrorText needs of an error answer: its first 64 KiB.
 func (b *Body) Head() []byte {

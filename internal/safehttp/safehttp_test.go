@@ -2,6 +2,8 @@ package safehttp
 
 import (
 	"encoding/pem"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -160,4 +162,48 @@ func TestCAFileBounded(t *testing.T) {
 
 func pemOf(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// The answers read at once share the process's budget: past it a read
+// fails (transiently), and what a closed or released body held is free.
+func TestInFlightBudget(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		zero := make([]byte, 1<<20)
+		for range 100 {
+			if _, err := w.Write(zero); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(Config{})
+	open := func() *Body {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		a, err := c.Open(req, "an answer", 100<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Body
+	}
+	a, b := open(), open()
+	defer a.Close()
+	defer b.Close()
+	if _, err := io.Copy(io.Discard, io.LimitReader(a, 70<<20)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := io.Copy(io.Discard, io.LimitReader(b, 70<<20))
+	var ob *OverBudgetError
+	if !errors.As(err, &ob) || !strings.Contains(err.Error(), "128 MiB budget") {
+		t.Fatalf("past the budget: %v", err)
+	}
+	a.Release()
+	b.Close()
+	if n := inFlight.Load(); n != 0 { // every other test's bodies are closed too
+		t.Fatalf("%d bytes still counted after release and close", n)
+	}
+	c2 := open()
+	defer c2.Close()
+	if _, err := io.Copy(io.Discard, io.LimitReader(c2, 70<<20)); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
 }

@@ -271,12 +271,13 @@ const ManagedLimit = readlimit.Import
 func managed[T any](ctx context.Context, c *Client, q url.Values, name string, fn func(T) error) error {
 	var stop error // fn's, returned as it is
 	err := c.stream(ctx, "managed resources of "+name, "/api/v1/applications/"+url.PathEscape(name)+"/managed-resources", q, ManagedLimit,
-		func(dec *json.Decoder) error {
+		func(dec *json.Decoder, body *safehttp.Body) error {
 			return eachItem(dec, func(d *json.Decoder) error {
 				var it T
 				if err := d.Decode(&it); err != nil {
 					return err
 				}
+				body.Release() // the item's text is gone; only T's fields stay
 				stop = fn(it)
 				return stop
 			})
@@ -419,10 +420,10 @@ func (c *Client) do(ctx context.Context, op, method, path string, q url.Values, 
 
 // stream is a GET whose answer (at most limit bytes) is decoded as it
 // arrives, never held whole.
-func (c *Client) stream(ctx context.Context, op, path string, q url.Values, limit int64, decode func(*json.Decoder) error) error {
+func (c *Client) stream(ctx context.Context, op, path string, q url.Values, limit int64, decode func(*json.Decoder, *safehttp.Body) error) error {
 	return c.exchange(ctx, op, http.MethodGet, path, q, nil, limit, func(a *safehttp.Answer) error {
-		if err := decode(json.NewDecoder(a.Body)); err != nil {
-			return fmt.Errorf("undecodable answer (HTTP %d, %s): %v", a.StatusCode, orDash(a.Header.Get("Content-Type")), err)
+		if err := decode(json.NewDecoder(a.Body), a.Body); err != nil {
+			return fmt.Errorf("undecodable answer (HTTP %d, %s): %w", a.StatusCode, orDash(a.Header.Get("Content-Type")), err)
 		}
 		return nil
 	})
