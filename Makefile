@@ -8,7 +8,7 @@ EXAMPLES := $(wildcard examples/*.yaml)
 PLATFORMS := $(basename $(notdir $(EXAMPLES)))
 FUZZTIME ?= 30s
 
-.PHONY: all build demo generate verify test unit fuzz bench bench-import bench-plugin vet fmt ci-deps clean
+.PHONY: all build demo generate verify test unit fuzz bench bench-import bench-plugin bench-plugin-hostile vet fmt ci-deps clean
 
 all: build
 
@@ -67,6 +67,10 @@ bench-import:
 ## bench-plugin: `deploystep serve` with 500 concurrent sync-and-wait nodes against fake Argo CDs: heap, RSS, goroutines, CPU per node
 bench-plugin:
 	$(GO) test ./pkg/step -run '^$$' -bench BenchmarkServe500 -benchtime 1x
+
+## bench-plugin-hostile: `deploystep serve` under issue 22's hostile requests at once: peak heap and RSS against the sidecar's 320 MiB
+bench-plugin-hostile:
+	$(GO) test ./pkg/step -run '^$$' -bench BenchmarkServeHostile -benchtime 1x
 
 vet:
 	$(GO) vet ./...

@@ -40,7 +40,7 @@ const (
 	// answer's own bound times the steps reading would pass its memory
 	// limit. A read past it fails with an *OverBudgetError, a transient
 	// fault (another read will have finished when it is tried again).
-	InFlightBudget int64 = 128 << 20
+	InFlightBudget int64 = 64 << 20
 )
 
 // inFlight is the bytes read and not yet released by every open Body.

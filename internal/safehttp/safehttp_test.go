@@ -188,12 +188,12 @@ func TestInFlightBudget(t *testing.T) {
 	a, b := open(), open()
 	defer a.Close()
 	defer b.Close()
-	if _, err := io.Copy(io.Discard, io.LimitReader(a, 70<<20)); err != nil {
+	if _, err := io.Copy(io.Discard, io.LimitReader(a, 40<<20)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := io.Copy(io.Discard, io.LimitReader(b, 70<<20))
+	_, err := io.Copy(io.Discard, io.LimitReader(b, 40<<20))
 	var ob *OverBudgetError
-	if !errors.As(err, &ob) || !strings.Contains(err.Error(), "128 MiB budget") {
+	if !errors.As(err, &ob) || !strings.Contains(err.Error(), "64 MiB budget") {
 		t.Fatalf("past the budget: %v", err)
 	}
 	a.Release()
@@ -203,7 +203,7 @@ func TestInFlightBudget(t *testing.T) {
 	}
 	c2 := open()
 	defer c2.Close()
-	if _, err := io.Copy(io.Discard, io.LimitReader(c2, 70<<20)); err != nil {
+	if _, err := io.Copy(io.Discard, io.LimitReader(c2, 40<<20)); err != nil {
 		t.Fatalf("after release: %v", err)
 	}
 }

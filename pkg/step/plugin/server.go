@@ -36,6 +36,10 @@ const (
 	// DefaultMaxDoneBytes bounds the outcomes (result JSON and summary)
 	// of the finished jobs kept to answer with, together.
 	DefaultMaxDoneBytes = 64 << 20
+	// MaxValidateApps bounds the apps of one validate node: its result
+	// (about 2 KiB an app) must fit ResultLimit, and a platform tops out
+	// around 700 apps (README "Size limits").
+	MaxValidateApps = 500
 	// ResultLimit bounds one finished job's outcome: the agent writes it
 	// into the Workflow's status, which etcd stores (at most 1.5 MiB).
 	ResultLimit = 1 << 20
@@ -195,6 +199,9 @@ func (s *Server) execute(body []byte) reply {
 	}
 	if err != nil {
 		return invalidReply(inv.Command, err)
+	}
+	if n := len(inv.Validate.Apps.Values); n > MaxValidateApps {
+		return invalidReply(inv.Command, fmt.Errorf("validate of %d apps: a plugin node validates at most %d (its result must fit the Workflow object): split it", n, MaxValidateApps))
 	}
 	tk, err := templateKey(t.raw)
 	if err != nil {
