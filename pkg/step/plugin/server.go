@@ -36,10 +36,10 @@ const (
 	// DefaultMaxDoneBytes bounds the outcomes (result JSON and summary)
 	// of the finished jobs kept to answer with, together.
 	DefaultMaxDoneBytes = 64 << 20
-	// MaxValidateApps bounds the apps of one validate node: its result
-	// (about 2 KiB an app) must fit ResultLimit, and a platform tops out
-	// around 700 apps (README "Size limits").
-	MaxValidateApps = 500
+	// MaxValidateApps bounds the apps of one validate node, and so what
+	// its step holds: a platform tops out around 700 apps (README "Size
+	// limits"); a result past ResultLimit is refused as well.
+	MaxValidateApps = 1000
 	// ResultLimit bounds one finished job's outcome: the agent writes it
 	// into the Workflow's status, which etcd stores (at most 1.5 MiB).
 	ResultLimit = 1 << 20

@@ -134,7 +134,7 @@ func TestBadInputFailsTheNode(t *testing.T) {
 		{tmpl("validate", "-h"), "usage text"},
 		{k.Body(pt.Template("t", nil, []string{"validate", "--app", "a"}, map[string]string{"SYNC_ID": "0123456789abcdef"})), "SYNC_ID is the plugin's"},
 		{huge, "larger than the 1 MiB limit"},
-		{tmpl(append([]string{"validate"}, strings.Split(strings.Repeat("--app a ", MaxValidateApps+1), " ")[:2*(MaxValidateApps+1)]...)...), "a plugin node validates at most 500"},
+		{tmpl(append([]string{"validate"}, strings.Split(strings.Repeat("--app a ", MaxValidateApps+1), " ")[:2*(MaxValidateApps+1)]...)...), "a plugin node validates at most 1000"},
 	}
 	for _, c := range cases {
 		code, rep := pt.Call(t, s, agentToken, c.body)
