@@ -8,7 +8,7 @@ EXAMPLES := $(wildcard examples/*.yaml)
 PLATFORMS := $(basename $(notdir $(EXAMPLES)))
 FUZZTIME ?= 30s
 
-.PHONY: all build demo generate verify safety test unit fuzz bench bench-import bench-plugin vet fmt ci-deps clean
+.PHONY: all build demo generate verify safety test unit fuzz bench bench-import bench-plugin bench-plugin-hostile vet fmt ci-deps clean
 
 all: build
 
@@ -49,11 +49,12 @@ test: ci-deps unit fuzz
 unit:
 	$(GO) test ./...
 
-## fuzz: the spec loader, the import and its reader under go test -fuzz, each for FUZZTIME (no panic on any input)
+## fuzz: the spec loader, the import and its reader, the plugin's request decoding under go test -fuzz, each for FUZZTIME (no panic on any input)
 fuzz:
 	$(GO) test ./pkg/spec -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/importer -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/importer/appread -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/step/plugin -run '^$$' -fuzz FuzzParseRequest -fuzztime $(FUZZTIME)
 
 ## bench: load/validate/plan, generate and graph benchmarks
 bench:
@@ -66,6 +67,10 @@ bench-import:
 ## bench-plugin: `deploystep serve` with 500 concurrent sync-and-wait nodes against fake Argo CDs: heap, RSS, goroutines, CPU per node
 bench-plugin:
 	$(GO) test ./pkg/step -run '^$$' -bench BenchmarkServe500 -benchtime 1x
+
+## bench-plugin-hostile: `deploystep serve` under issue 22's hostile requests at once: peak heap and RSS against the sidecar's 320 MiB
+bench-plugin-hostile:
+	$(GO) test ./pkg/step -run '^$$' -bench BenchmarkServeHostile -benchtime 1x
 
 vet:
 	$(GO) vet ./...

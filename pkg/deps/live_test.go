@@ -42,10 +42,12 @@ func liveServer(t *testing.T) *httptest.Server {
 	}))
 }
 
-func liveClient(t *testing.T, srv *httptest.Server) *Live {
+func liveClient(t *testing.T, srv *httptest.Server) *Live { return liveClientWith(t, srv, secretToken) }
+
+func liveClientWith(t *testing.T, srv *httptest.Server, token string) *Live {
 	t.Helper()
 	tok := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tok, []byte(secretToken+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tok, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	l, err := NewLive(LiveConfig{Server: strings.TrimPrefix(srv.URL, "http://"), Plaintext: true, TokenFile: tok, RequestTimeout: 10 * time.Second})

@@ -7,11 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/deployctl/deployctl/internal/duration"
+	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/step/check"
@@ -222,13 +222,17 @@ func newSyncID() string {
 	return hex.EncodeToString(b)
 }
 
+// manifestLimit bounds --manifest: a generated object is at most 1 MiB
+// (README "Size limits"), and the plugin's whole request too.
+const manifestLimit = 1 << 20
+
 // loadManifest reads the Application manifest (JSON), if one was given, and
 // checks that it is the application the step was asked about.
 func loadManifest(o cmdline.SyncOpts) ([]byte, error) {
 	var data []byte
 	switch {
 	case o.ManifestFile != "":
-		b, err := os.ReadFile(o.ManifestFile)
+		b, err := readlimit.ReadFile(o.ManifestFile, manifestLimit)
 		if err != nil {
 			return nil, fail(exitcode.Invalid, "reading the manifest: %v", err)
 		}

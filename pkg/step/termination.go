@@ -2,6 +2,8 @@ package step
 
 import (
 	"os"
+
+	"github.com/deployctl/deployctl/internal/redact"
 )
 
 // Kubernetes keeps at most 4096 bytes of a container's termination message;
@@ -27,19 +29,5 @@ func writeTerminationMessage(env func(string) (string, bool), line string) {
 		return
 	}
 	defer f.Close()
-	_, _ = f.WriteString(Clip(line, terminationMessageMax))
-}
-
-// Clip cuts s to at most n bytes, ending in "…", without splitting a
-// character: for the termination message and the plugin's node message.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ellipsis = "…"
-	cut := n - len(ellipsis)
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + ellipsis
+	_, _ = f.WriteString(redact.Snippet(line, terminationMessageMax))
 }

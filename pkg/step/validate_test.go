@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
@@ -126,5 +127,33 @@ func TestValidateInvalidInvocation(t *testing.T) {
 	}
 	if _, err := os.Stat(resultFile); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An Argo CD address that redirects to another host:port: validate never
+// believes that host's "Healthy" (the redirect is refused before any
+// request, token and all, reaches it) and says where it pointed.
+func TestValidateRefusesRedirect(t *testing.T) {
+	t.Parallel()
+	healthyAddr := appsServer(t, false, map[string]health.HealthStatusCode{"h1": healthy})
+	var reached atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1) // would answer as the healthy server does
+		http.Redirect(w, r, "http://"+healthyAddr+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(other.Close)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusFound)
+	}))
+	t.Cleanup(proxy.Close)
+	o := runStep(t, strings.TrimPrefix(proxy.URL, "http://"), "validate", "--app", "h1")
+	if o.code == exitcode.OK || o.str("aggregate") == "Healthy" {
+		t.Fatalf("exit %d aggregate %s: the other host was believed", o.code, o.str("aggregate"))
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("%d requests reached the other host", n)
+	}
+	if !strings.Contains(string(o.raw), "redirect to "+other.URL+"/api/v1/applications/h1") {
+		t.Errorf("the result does not say where it pointed: %s", o.raw)
 	}
 }

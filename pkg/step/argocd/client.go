@@ -7,23 +7,20 @@ package argocd
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/deployctl/deployctl/internal/redact"
+	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safehttp"
 )
 
 // Config says how to reach the API server.
@@ -41,7 +38,7 @@ type Config struct {
 // Client talks to one Argo CD API server. It is safe for concurrent use.
 type Client struct {
 	base           string // scheme://host[:port][/rootpath]
-	hc             *http.Client
+	hc             *safehttp.Client
 	tokenFile      string
 	requestTimeout time.Duration
 	appNamespace   string
@@ -52,58 +49,41 @@ type Client struct {
 	calls atomic.Int64
 }
 
-// New checks the configuration, reads the token and builds the client.
+// New checks the configuration, reads the token and builds the client
+// (internal/safehttp: no redirect followed, every answer bounded). Every
+// problem is reported, together.
 func New(cfg Config) (*Client, error) {
-	if cfg.Server == "" {
-		return nil, errors.New("the Argo CD server address is required")
-	}
-	if strings.Contains(cfg.Server, "://") {
-		return nil, fmt.Errorf("server %q: give host:port without a scheme (use --plaintext for HTTP)", cfg.Server)
+	var problems []error
+	switch {
+	case cfg.Server == "":
+		problems = append(problems, errors.New("the Argo CD server is required (host:port)"))
+	case strings.Contains(cfg.Server, "://"):
+		problems = append(problems, fmt.Errorf("server %q: give host:port without a scheme (use --plaintext for HTTP)", cfg.Server))
 	}
 	if cfg.RequestTimeout <= 0 {
-		return nil, errors.New("the request timeout must be positive")
+		problems = append(problems, errors.New("the request timeout must be positive"))
 	}
-	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in flag
-	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading CA file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s holds no PEM certificate", cfg.CAFile)
-		}
-		tlsCfg.RootCAs = pool
+	hc, err := safehttp.New(safehttp.Config{Proxy: true,
+		TLS: safehttp.TLS{CAFile: cfg.CAFile, SystemRoots: true, InsecureSkipVerify: cfg.InsecureSkipVerify}})
+	if err != nil {
+		problems = append(problems, err)
+	}
+	c := &Client{hc: hc, tokenFile: cfg.TokenFile, requestTimeout: cfg.RequestTimeout, appNamespace: cfg.AppNamespace}
+	if cfg.TokenFile == "" {
+		problems = append(problems, errors.New("the Argo CD token file is required"))
+	} else if err := c.ReloadToken(); err != nil {
+		problems = append(problems, err)
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
 	}
 	scheme := "https"
 	if cfg.Plaintext {
 		scheme = "http"
 	}
-	base := scheme + "://" + cfg.Server
+	c.base = scheme + "://" + cfg.Server
 	if root := strings.Trim(cfg.RootPath, "/"); root != "" {
-		base += "/" + root
-	}
-	transport := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       tlsCfg,
-		TLSHandshakeTimeout:   10 * time.Second,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-	c := &Client{
-		base:           base,
-		hc:             &http.Client{Transport: transport},
-		tokenFile:      cfg.TokenFile,
-		requestTimeout: cfg.RequestTimeout,
-		appNamespace:   cfg.AppNamespace,
-	}
-	if err := c.ReloadToken(); err != nil {
-		return nil, err
+		c.base += "/" + root
 	}
 	return c, nil
 }
@@ -111,7 +91,7 @@ func New(cfg Config) (*Client, error) {
 // ReloadToken re-reads the token file: a mounted Secret may be replaced while
 // the step runs (a token not yet valid is one of the retried faults).
 func (c *Client) ReloadToken() error {
-	b, err := os.ReadFile(c.tokenFile)
+	b, err := readlimit.ReadFile(c.tokenFile, readlimit.Secret)
 	if err != nil {
 		return fmt.Errorf("reading the Argo CD token: %w", err)
 	}
@@ -249,13 +229,111 @@ func (c *Client) ResourceTree(ctx context.Context, name string) (*ApplicationTre
 // ManagedResources returns the resources the application manages directly,
 // each with its live state.
 func (c *Client) ManagedResources(ctx context.Context, name string) ([]ResourceDiff, error) {
-	var resp struct {
-		Items []ResourceDiff `json:"items"`
+	var out []ResourceDiff
+	err := managed(ctx, c, c.appQuery(), name, func(d ResourceDiff) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
+}
+
+// ManagedTargets calls fn with each managed resource of the Application
+// appNamespace/name (appNamespace "": the client's) as its source renders
+// it, the target state, as the answer arrives: an answer is never held
+// whole. An error of fn ends the read and is returned as it is.
+func (c *Client) ManagedTargets(ctx context.Context, appNamespace, name string, fn func(ManagedTarget) error) error {
+	q := c.appQuery()
+	if appNamespace != "" {
+		q.Set("appNamespace", appNamespace)
 	}
-	if err := c.do(ctx, "managed resources of "+name, http.MethodGet, "/api/v1/applications/"+url.PathEscape(name)+"/managed-resources", c.appQuery(), nil, &resp); err != nil {
-		return nil, err
+	return managed(ctx, c, q, name, fn)
+}
+
+// ManagedTarget is an item of managed-resources as `import --live` reads
+// it: the target state (JSON; "" or "null" for a resource only live, which
+// the next sync prunes), not the live one.
+type ManagedTarget struct {
+	Group       string `json:"group,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	Name        string `json:"name,omitempty"`
+	TargetState string `json:"targetState,omitempty"`
+}
+
+// ManagedLimit bounds one managed-resources answer: every resource of an
+// Application in up to four states (CRDs with their schemas), the limit of
+// one import input (readlimit.Import). It is decoded item by item, keeping
+// only the fields of T.
+const ManagedLimit = readlimit.Import
+
+// managed reads GET .../managed-resources, {"items": [...]}, handing each
+// item to fn as T.
+func managed[T any](ctx context.Context, c *Client, q url.Values, name string, fn func(T) error) error {
+	var stop error // fn's, returned as it is
+	err := c.stream(ctx, "managed resources of "+name, "/api/v1/applications/"+url.PathEscape(name)+"/managed-resources", q, ManagedLimit,
+		func(dec *json.Decoder, body *safehttp.Body) error {
+			return eachItem(dec, func(d *json.Decoder) error {
+				var it T
+				if err := d.Decode(&it); err != nil {
+					return err
+				}
+				body.Release() // the item's text is gone; only T's fields stay
+				stop = fn(it)
+				return stop
+			})
+		})
+	if stop != nil {
+		return stop
 	}
-	return resp.Items, nil
+	return err
+}
+
+// eachItem walks {"items": [...], ...}, calling item with the decoder at
+// each element of items; other members are skipped.
+func eachItem(dec *json.Decoder, item func(*json.Decoder) error) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key != "items" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil {
+			return err
+		} else if t == nil {
+			continue // "items": null
+		} else if t != json.Delim('[') {
+			return fmt.Errorf("items is %v, not an array", t)
+		}
+		for dec.More() {
+			if err := item(dec); err != nil {
+				return err
+			}
+		}
+		if err := expectDelim(dec, ']'); err != nil {
+			return err
+		}
+	}
+	return expectDelim(dec, '}')
+}
+
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t != d {
+		return fmt.Errorf("want %v, not %v", d, t)
+	}
+	return nil
 }
 
 // Delete deletes the application. With cascade, deletion is foreground: Argo
@@ -322,8 +400,42 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 }
 
 // do sends one request under its own deadline and decodes the JSON answer
-// into out (when not nil).
+// (at most safehttp.AnswerLimit bytes) into out (when not nil).
 func (c *Client) do(ctx context.Context, op, method, path string, q url.Values, body, out any) error {
+	return c.exchange(ctx, op, method, path, q, body, safehttp.AnswerLimit, func(a *safehttp.Answer) error {
+		data, err := readlimit.ReadAll(a.Body, "the answer", safehttp.AnswerLimit)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return nil
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("undecodable answer (HTTP %d, %s, %d bytes): %v",
+				a.StatusCode, orDash(a.Header.Get("Content-Type")), len(data), err)
+		}
+		return nil
+	})
+}
+
+// stream is a GET whose answer (at most limit bytes) is decoded as it
+// arrives, never held whole.
+func (c *Client) stream(ctx context.Context, op, path string, q url.Values, limit int64, decode func(*json.Decoder, *safehttp.Body) error) error {
+	return c.exchange(ctx, op, http.MethodGet, path, q, nil, limit, func(a *safehttp.Answer) error {
+		if err := decode(json.NewDecoder(a.Body), a.Body); err != nil {
+			return fmt.Errorf("undecodable answer (HTTP %d, %s): %w", a.StatusCode, orDash(a.Header.Get("Content-Type")), err)
+		}
+		return nil
+	})
+}
+
+// exchange sends one request under its own deadline: a failure to get an
+// answer is a NetError, a redirect or non-2xx answer an APIError, and a
+// 2xx answer is read by read. A 2xx that read cannot take (a proxy's HTML
+// page, a body cut short, one over its bound) says nothing about the
+// request: a transport fault, retried like one. Every write the step sends
+// is idempotent or checked before it is repeated.
+func (c *Client) exchange(ctx context.Context, op, method, path string, q url.Values, body any, limit int64, read func(*safehttp.Answer) error) error {
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout)
 	defer cancel()
 	req, err := c.newRequest(ctx, method, path, q, body)
@@ -331,30 +443,32 @@ func (c *Client) do(ctx context.Context, op, method, path string, q url.Values, 
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	c.calls.Add(1)
-	resp, err := c.hc.Do(req)
+	a, err := c.hc.Open(req, "the answer", limit)
 	if err != nil {
-		return &NetError{Op: op, Err: stripURL(err)}
+		return c.transportError(op, err)
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
+	defer a.Body.Close()
+	if !a.OK() {
+		return c.apiError(op, a.StatusCode, a.Body.Head())
+	}
+	if err := read(a); readlimit.IsTooLarge(err) {
+		// Not retried: the same server would send the same again.
+		return &APIError{Op: op, Status: a.StatusCode, Message: err.Error() + ": not read further"}
+	} else if err != nil {
 		return &NetError{Op: op, Err: err}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return c.apiError(op, resp.StatusCode, data)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		// A 200 that is not the JSON Argo CD sends (a proxy's HTML page, a
-		// body cut short) says nothing about the request: a transport
-		// fault, retried like one. Every write the step sends is
-		// idempotent or checked before it is repeated.
-		return &NetError{Op: op, Err: fmt.Errorf("undecodable answer (HTTP %d, %s, %d bytes): %v",
-			resp.StatusCode, orDash(resp.Header.Get("Content-Type")), len(data), err)}
-	}
 	return nil
+}
+
+// transportError is a request that got no answer we may use: a refused
+// redirect (never retried: it will point elsewhere again) or a transport
+// fault.
+func (c *Client) transportError(op string, err error) error {
+	var re *safehttp.RedirectError
+	if errors.As(err, &re) {
+		return &APIError{Op: op, Status: re.Status, Message: c.errorText(re.Status, []byte(re.Error()))}
+	}
+	return &NetError{Op: op, Err: err}
 }
 
 func orDash(s string) string {
@@ -364,29 +478,20 @@ func orDash(s string) string {
 	return s
 }
 
-// apiError is parseAPIError with credentials masked: a proxy or server that
-// echoes the request's Authorization header must not put the token into a
-// log line or the result file.
+// apiError is parseAPIError with the token: a proxy or server that echoes
+// the request's Authorization header must not put the token into a log
+// line or the result file (safehttp.ErrorText masks before it clips).
 func (c *Client) apiError(op string, status int, body []byte) *APIError {
-	// Before parsing: the message is cut to a few hundred characters, which
-	// could leave a token's prefix that no pattern recognises.
-	return parseAPIError(op, status, []byte(c.Redact(string(body))))
+	return parseAPIError(op, status, body, c.currentToken())
 }
 
-// Redact masks the token and anything that looks like a credential in s.
-func (c *Client) Redact(s string) string {
+// errorText is safehttp.ErrorText with the token.
+func (c *Client) errorText(status int, body []byte) string {
+	return safehttp.ErrorText(status, body, c.currentToken())
+}
+
+func (c *Client) currentToken() string {
 	c.mu.Lock()
-	tok := c.token
-	c.mu.Unlock()
-	return redact.String(s, tok)
-}
-
-// stripURL drops the "Get \"https://...\":" prefix net/http adds, which
-// repeats the query string in every message.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
+	defer c.mu.Unlock()
+	return c.token
 }

@@ -7,6 +7,7 @@ package argocd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -301,18 +302,35 @@ func TestResourceTreeDecodes(t *testing.T) {
 	}
 }
 
+// Argo CD's ManagedResourcesResponse, read item by item by the client:
+// the live view (teardown) and the target view (import --live).
 func TestManagedResourcesDecode(t *testing.T) {
 	src := map[string]any{"items": []*v1alpha1.ResourceDiff{
 		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.com", LiveState: `{"metadata":{"name":"widgets.example.com"}}`, TargetState: "{}", Modified: true},
 		{Kind: "ConfigMap", Namespace: "ns", Name: "keep", LiveState: `{"metadata":{"annotations":{"argocd.argoproj.io/sync-options":"Prune=false,Delete=false"}}}`},
 		{Group: "batch", Kind: "Job", Namespace: "ns", Name: "hook", Hook: true, LiveState: "null"},
 	}}
-	got := roundTrip[struct {
-		Items []ResourceDiff `json:"items"`
-	}](t, src)
-	if len(got.Items) != 3 || got.Items[0].Ref().String() != "CustomResourceDefinition.apiextensions.k8s.io widgets.example.com" ||
-		got.Items[1].LiveState == "" || !got.Items[2].Hook || got.Items[2].LiveState != "null" {
-		t.Fatalf("decoded %+v", got.Items)
+	answer, err := json.Marshal(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(answer) }))
+	defer srv.Close()
+	c := testClient(t, srv.URL, "")
+	got, err := c.ManagedResources(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Ref().String() != "CustomResourceDefinition.apiextensions.k8s.io widgets.example.com" ||
+		got[1].LiveState == "" || !got[2].Hook || got[2].LiveState != "null" {
+		t.Fatalf("decoded %+v", got)
+	}
+	var targets []ManagedTarget
+	if err := c.ManagedTargets(context.Background(), "", "x", func(m ManagedTarget) error { targets = append(targets, m); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(targets) != 3 || targets[0].TargetState != "{}" || targets[1].TargetState != "" || targets[2].Name != "hook" {
+		t.Fatalf("targets %+v", targets)
 	}
 }
 

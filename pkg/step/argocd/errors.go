@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/deployctl/deployctl/internal/safehttp"
 )
 
 // APIError is a non-2xx answer. Argo CD's grpc-gateway encodes errors as
@@ -48,30 +50,14 @@ const (
 // status code alone cannot tell it from a real bad request.
 const operationInProgressText = "another operation is already in progress"
 
-func parseAPIError(op string, status int, body []byte) *APIError {
-	e := &APIError{Op: op, Status: status}
+// parseAPIError reads the gRPC code of a gateway body; the message is
+// safehttp.ErrorText's (redacted with secrets, then clipped).
+func parseAPIError(op string, status int, body []byte, secrets ...string) *APIError {
 	var gw struct {
-		Error   string `json:"error"`
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+		Code int `json:"code"`
 	}
-	if json.Unmarshal(body, &gw) == nil && (gw.Message != "" || gw.Error != "") {
-		e.Code = gw.Code
-		e.Message = gw.Message
-		if e.Message == "" {
-			e.Message = gw.Error
-		}
-		return e
-	}
-	msg := strings.TrimSpace(string(body))
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	e.Message = msg
-	return e
+	_ = json.Unmarshal(body, &gw)
+	return &APIError{Op: op, Status: status, Code: gw.Code, Message: safehttp.ErrorText(status, body, secrets...)}
 }
 
 // IsNotFound reports whether err says the object does not exist.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safehttp"
 )
 
 // Stream is an open watch on one application: GET
@@ -14,11 +17,11 @@ import (
 // up mid-stream, {"error": {...}}. Argo CD first sends the application as it
 // is (ADDED), then every change.
 type Stream struct {
-	cancel context.CancelFunc
-	resp   *http.Response
-	dec    *json.Decoder
-	op     string
-	redact func(string) string
+	cancel  context.CancelFunc
+	body    *safehttp.Body // bounds each message: Reset after every one
+	dec     *json.Decoder
+	op      string
+	errText func(status int, body []byte) string // the client's safehttp.ErrorText
 }
 
 // Watch opens the stream. Only the wait for the response headers is bounded
@@ -35,25 +38,23 @@ func (c *Client) Watch(ctx context.Context, name string) (*Stream, error) {
 	}
 	headerDeadline := time.AfterFunc(c.requestTimeout, cancel)
 	c.calls.Add(1)
-	resp, err := c.hc.Do(req)
+	a, err := c.hc.Open(req, "a message of the watch stream", safehttp.AnswerLimit)
 	if !headerDeadline.Stop() && err == nil {
 		// The deadline fired just as the headers arrived: the body is dead.
-		resp.Body.Close()
+		a.Body.Close()
 		cancel()
 		return nil, &NetError{Op: op, Err: context.DeadlineExceeded}
 	}
 	if err != nil {
 		cancel()
-		return nil, &NetError{Op: op, Err: stripURL(err)}
+		return nil, c.transportError(op, err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	if a.StatusCode != http.StatusOK {
 		defer cancel()
-		defer resp.Body.Close()
-		var buf [4096]byte
-		n, _ := resp.Body.Read(buf[:])
-		return nil, c.apiError(op, resp.StatusCode, buf[:n])
+		defer a.Body.Close()
+		return nil, c.apiError(op, a.StatusCode, a.Body.Head())
 	}
-	return &Stream{cancel: cancel, resp: resp, dec: json.NewDecoder(resp.Body), op: op, redact: c.Redact}, nil
+	return &Stream{cancel: cancel, body: a.Body, dec: json.NewDecoder(a.Body), op: op, errText: c.errorText}, nil
 }
 
 // Next blocks for the next event. Any error ends the stream.
@@ -66,7 +67,12 @@ func (s *Stream) Next() (*WatchEvent, error) {
 			Message  string `json:"message"`
 		} `json:"error"`
 	}
-	if err := s.dec.Decode(&msg); err != nil {
+	err := s.dec.Decode(&msg)
+	s.body.Reset()
+	if readlimit.IsTooLarge(err) {
+		return nil, &APIError{Op: s.op, Status: http.StatusOK, Message: err.Error() + ": not read further"}
+	}
+	if err != nil {
 		return nil, &NetError{Op: s.op, Err: err}
 	}
 	if msg.Error != nil {
@@ -74,7 +80,7 @@ func (s *Stream) Next() (*WatchEvent, error) {
 		if status == 0 {
 			status = http.StatusInternalServerError
 		}
-		return nil, &APIError{Op: s.op, Status: status, Code: msg.Error.GrpcCode, Message: s.redact(msg.Error.Message)}
+		return nil, &APIError{Op: s.op, Status: status, Code: msg.Error.GrpcCode, Message: s.errText(status, []byte(msg.Error.Message))}
 	}
 	if msg.Result == nil {
 		return nil, fmt.Errorf("%s: a message with neither result nor error", s.op)
@@ -85,5 +91,5 @@ func (s *Stream) Next() (*WatchEvent, error) {
 // Close ends the stream.
 func (s *Stream) Close() {
 	s.cancel()
-	s.resp.Body.Close()
+	s.body.Close()
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployctl/deployctl/internal/redact"
+	"github.com/deployctl/deployctl/internal/safehttp"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 )
@@ -92,10 +94,22 @@ func (c *HTTP) String() string {
 	return "http:" + c.URL + "=" + strings.Join(codes, ",")
 }
 
-var probeClient = &http.Client{
-	// A probe must not follow a redirect into a 200 it was not asked about.
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// probeClient is safehttp's, taking a redirect as the answer: a probe
+// must not follow one into a 200 it was not asked about, and a 3xx may be
+// the status it waits for. It sends no credential.
+var probeClient = mustProbeClient()
+
+func mustProbeClient() *safehttp.Client {
+	c, err := safehttp.New(safehttp.Config{Proxy: true, ReturnRedirects: true})
+	if err != nil {
+		panic(err) // no CA file: nothing can fail
+	}
+	return c
 }
+
+// probeBodyLimit is what is read of a probe's answer, only to reuse the
+// connection.
+const probeBodyLimit = 64 << 10
 
 // Attempt probes once, each request bounded by timeout. It never fails for
 // good: a refused connection or another status is tried again until the
@@ -105,17 +119,17 @@ func (c *HTTP) Attempt(ctx context.Context, timeout time.Duration) (State, strin
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL, nil)
 	if err != nil {
-		return Failed, err.Error()
+		return Failed, redact.Snippet(err.Error(), safehttp.MessageMax)
 	}
 	req.Header.Set("User-Agent", "deploystep")
-	resp, err := probeClient.Do(req)
+	a, err := probeClient.Open(req, "the probe's answer", probeBodyLimit)
 	if err != nil {
-		return Waiting, err.Error()
+		return Waiting, redact.Snippet(err.Error(), safehttp.MessageMax)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	resp.Body.Close()
-	detail := fmt.Sprintf("HTTP %d", resp.StatusCode)
-	if slices.Contains(c.Codes, resp.StatusCode) {
+	_, _ = io.Copy(io.Discard, a.Body)
+	a.Body.Close()
+	detail := fmt.Sprintf("HTTP %d", a.StatusCode)
+	if slices.Contains(c.Codes, a.StatusCode) {
 		return Passed, detail
 	}
 	return Waiting, detail

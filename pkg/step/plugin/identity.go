@@ -107,6 +107,9 @@ func permissionHint(status int, namespace string) string {
 	case 404:
 		return "the workflow is gone (deleted while the node ran?)"
 	}
+	if status >= 300 && status <= 399 {
+		return "the Kubernetes API server never redirects: something else answers at its address"
+	}
 	return "the plugin's ServiceAccount " + sa + " needs get on workflows.argoproj.io in namespace " + namespace
 }
 

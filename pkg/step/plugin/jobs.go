@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step"
 	"github.com/deployctl/deployctl/pkg/step/cmdline"
@@ -35,6 +37,8 @@ type job struct {
 	exclude string        // the node of the finished job this one replaced
 	prev    *step.Outcome // that job's outcome
 	size    int64         // bytes of the request, counted against the table's budget
+	label   string        // names the node in log lines: never an argument's or variable's value
+	kept    int64         // bytes of the finished outcome, counted against the finished budget
 
 	mu       sync.Mutex
 	node     string // the workflow node, once identified
@@ -70,13 +74,13 @@ func (j *job) reply(requeue string) reply {
 }
 
 func running(message, requeue string) reply {
-	return reply{Node: &nodeResult{Phase: phaseRunning, Message: step.Clip(message, messageMax)}, Requeue: requeue}
+	return reply{Node: &nodeResult{Phase: phaseRunning, Message: redact.Snippet(message, messageMax)}, Requeue: requeue}
 }
 
 // final is the reply of a finished step: no requeue, the agent never calls
 // again for this node.
 func final(out step.Outcome) reply {
-	return reply{Node: &nodeResult{Phase: phaseOf(out.Code), Message: step.Clip(out.Summary, messageMax),
+	return reply{Node: &nodeResult{Phase: phaseOf(out.Code), Message: redact.Snippet(out.Summary, messageMax),
 		Outputs: &outputs{Parameters: []outParam{{Name: "result", Value: string(out.Result)}}}}}
 }
 
@@ -87,7 +91,7 @@ func final(out step.Outcome) reply {
 // new attempt, and it gets a job of its own. (Should the agent's container
 // have restarted before the controller took the answer, the new job finds
 // only the old node in the status and answers the same: errSameNode.)
-func (s *Server) start(wf workflowRef, t *template, c *call, command, key string, size int64) reply {
+func (s *Server) start(wf workflowRef, t *template, c *call, command, label, key string, size int64) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	exclude, prev := "", (*step.Outcome)(nil)
@@ -113,7 +117,7 @@ func (s *Server) start(wf workflowRef, t *template, c *call, command, key string
 			"the plugin already runs %d nodes (%d KiB of templates), its limit (%d nodes, %d KiB); try again later",
 			s.running, s.runningBytes>>10, s.cfg.MaxJobs, s.cfg.MaxBytes>>10)))
 	}
-	j := &job{key: key, wf: wf, tmpl: t, call: c, command: command, exclude: exclude, prev: prev, size: size, progress: "started"}
+	j := &job{key: key, wf: wf, tmpl: t, call: c, command: command, label: label, exclude: exclude, prev: prev, size: size, progress: "started"}
 	s.jobs[key] = j
 	s.running++
 	s.runningBytes += size
@@ -126,24 +130,30 @@ func (s *Server) start(wf workflowRef, t *template, c *call, command, key string
 func (s *Server) drop(j *job) {
 	delete(s.jobs, j.key)
 	s.doneCount--
+	s.doneBytes -= j.kept
 }
 
-// finish records the outcome, and keeps at most MaxJobs finished jobs: the
-// oldest answered go first (the agent never asks for them again), then the
-// oldest unanswered (its node, should the agent still ask, runs the step
-// again, which adopts the operation: nothing is synced twice).
+// finish records the outcome, and keeps at most MaxJobs finished jobs and
+// MaxDoneBytes of their outcomes: the oldest answered go first (the agent
+// never asks for them again), then the oldest unanswered (its node, should
+// the agent still ask, runs the step again, which adopts the operation:
+// nothing is synced twice). An outcome over ResultLimit is never kept: the
+// node fails saying so (the Workflow object could not hold it either).
 func (s *Server) finish(j *job, out step.Outcome) {
+	out = bounded(j.command, out)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
 	j.mu.Lock()
 	j.done, j.out, j.finished = true, out, s.seq
+	j.kept = int64(len(out.Result) + len(out.Summary))
 	j.call = nil // the command line, manifest included, is not needed again
 	j.mu.Unlock()
 	s.running--
 	s.runningBytes -= j.size
 	s.doneCount++
-	for s.doneCount > s.cfg.MaxJobs {
+	s.doneBytes += j.kept
+	for s.doneCount > s.cfg.MaxJobs || s.doneBytes > s.cfg.MaxDoneBytes {
 		var oldest *job
 		older := func(o *job) bool {
 			if oldest == nil || o.answered != oldest.answered {
@@ -170,9 +180,9 @@ func (s *Server) run(j *job) {
 	c := j.call
 	j.mu.Unlock()
 	env := c.environ()
-	// The log names the node by its workflow and command line's start
-	// (sync-and-wait --app web): one agent serves many nodes.
-	log := &lastLine{j: j, to: s.cfg.Log, prefix: j.wf.Namespace + "/" + j.wf.Name + " " + strings.Join(c.Args[:min(3, len(c.Args))], " ") + ": "}
+	// One agent serves many nodes: each line names its node (label), and
+	// nothing else of the template: its arguments hold the manifest.
+	log := &lastLine{j: j, to: s.cfg.Log, prefix: j.label + ": "}
 	if j.command == cmdline.CmdSyncAndWait {
 		j.setProgress("identifying the workflow node")
 		id, err := s.identify(s.ctx, j.wf, j.tmpl, j.exclude)
@@ -241,4 +251,57 @@ func (s *Server) runningJobs() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running
+}
+
+// bounded is out, or, when its result and summary pass ResultLimit, the
+// failure that says so: kept, it would weigh on the sidecar's memory, and
+// sent, on the Workflow object (etcd refuses objects over 1.5 MiB).
+func bounded(command string, out step.Outcome) step.Outcome {
+	n := len(out.Result) + len(out.Summary)
+	if n <= ResultLimit {
+		return out
+	}
+	return step.FailedOutcome(command, exitcode.Failure, fmt.Errorf(
+		"the step's result is %d KiB, over the %d KiB a plugin node's result may hold (the Workflow object carries it); the step ended with exit code %d: split the node (fewer apps per validate)",
+		n>>10, ResultLimit>>10, out.Code))
+}
+
+// nodeLabel names a node in the log: its workflow, template, command and
+// app(s), each quoted unless it is a plain name. Never an argument's or a
+// variable's value: the manifest, Helm values and their passwords travel
+// in them.
+func nodeLabel(wf workflowRef, template string, inv *cmdline.Invocation) string {
+	var apps []string
+	switch inv.Command {
+	case cmdline.CmdSyncAndWait:
+		apps = []string{inv.Sync.App}
+	case cmdline.CmdTeardown:
+		apps = []string{inv.Teardown.App}
+	case cmdline.CmdValidate:
+		apps = inv.Validate.Apps.Values
+	}
+	label := plainName(wf.Namespace) + "/" + plainName(wf.Name) + " " + plainName(template) + " " + inv.Command
+	for i, a := range apps {
+		if i == 3 {
+			return label + fmt.Sprintf(" (+%d apps)", len(apps)-i)
+		}
+		label += " " + plainName(a)
+	}
+	return label
+}
+
+// plainName is s if it is a plain name (letters, digits, . _ : -; what
+// Kubernetes and Argo names are), else quoted: no name forges a log line.
+func plainName(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)) {
+			plain = false
+			break
+		}
+	}
+	if !plain {
+		s = strconv.Quote(s)
+	}
+	return redact.Snippet(s, 256)
 }

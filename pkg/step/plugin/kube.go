@@ -2,8 +2,6 @@ package plugin
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -14,7 +12,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
-	"github.com/deployctl/deployctl/pkg/step"
+	"github.com/deployctl/deployctl/internal/safehttp"
 )
 
 // The in-cluster credentials every pod with a mounted ServiceAccount token
@@ -30,7 +28,7 @@ const (
 // kube reads Workflows from the Kubernetes API.
 type kube struct {
 	base      string // https://host:port
-	client    *http.Client
+	client    *safehttp.Client
 	tokenFile string
 }
 
@@ -38,27 +36,22 @@ type kube struct {
 func inCluster() (*kube, error) { return inClusterFrom(os.Getenv, saDir) }
 
 // inClusterFrom reads the service address from env and the CA and token
-// from dir.
+// from dir. Only that CA is trusted.
 func inClusterFrom(env func(string) string, dir string) (*kube, error) {
 	host, port := env("KUBERNETES_SERVICE_HOST"), env("KUBERNETES_SERVICE_PORT")
 	if host == "" || port == "" {
 		return nil, errors.New("KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set: not running in a pod")
 	}
-	ca, err := readlimit.ReadFile(dir+"/ca.crt", readlimit.Secret)
+	c, err := safehttp.New(safehttp.Config{TLS: safehttp.TLS{CAFile: dir + "/ca.crt"}, Timeout: 10 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("the ServiceAccount's CA: %v (is automountServiceAccountToken on for the plugin?)", err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("%s/ca.crt holds no PEM certificate", dir)
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, MaxIdleConnsPerHost: 4}
-	return &kube{base: "https://" + net.JoinHostPort(host, port), client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
-		tokenFile: dir + "/token"}, nil
+	return &kube{base: "https://" + net.JoinHostPort(host, port), client: c, tokenFile: dir + "/token"}, nil
 }
 
 // apiError is an answer other than 200; Forbidden tells a missing
-// permission from a fault worth retrying.
+// permission from a fault worth retrying, and a redirect (refused) is
+// never retried either.
 type apiError struct {
 	Status  int
 	Message string
@@ -67,33 +60,35 @@ type apiError struct {
 func (e *apiError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message) }
 
 func (e *apiError) permanent() bool {
-	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound
+	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound ||
+		e.Status >= 300 && e.Status <= 399
 }
 
 // workflow GETs one Workflow's JSON.
 func (k *kube) workflow(ctx context.Context, namespace, name string) ([]byte, error) {
-	token, err := readlimit.ReadFile(k.tokenFile, readlimit.Secret)
+	b, err := readlimit.ReadFile(k.tokenFile, readlimit.Secret)
 	if err != nil {
 		return nil, fmt.Errorf("the plugin's ServiceAccount token: %v", err)
 	}
+	token := strings.TrimSpace(string(b))
 	u := k.base + "/apis/argoproj.io/v1alpha1/namespaces/" + url.PathEscape(namespace) + "/workflows/" + url.PathEscape(name)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
-	resp, err := k.client.Do(req)
+	a, body, err := k.client.Do(req, "the Workflow "+namespace+"/"+name, workflowLimit)
+	var re *safehttp.RedirectError
+	if errors.As(err, &re) {
+		// Permanent: the API server does not redirect; what did is not it.
+		return nil, &apiError{Status: re.Status, Message: safehttp.ErrorText(re.Status, []byte(re.Error()), token)}
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, err := readlimit.ReadAll(resp.Body, "the Workflow "+namespace+"/"+name, workflowLimit)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, &apiError{Status: resp.StatusCode, Message: step.Clip(strings.TrimSpace(string(body)), 300+len("…"))}
+	if !a.OK() {
+		return nil, &apiError{Status: a.StatusCode, Message: safehttp.ErrorText(a.StatusCode, body, token)}
 	}
 	return body, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -29,11 +30,21 @@ Usage:
   --token-file  the agent's bearer token (default /var/run/argo/token)
 `
 
+// SoftMemoryLimit is the Go runtime's soft memory limit in the sidecar
+// (GOMEMLIMIT in its environment replaces it): the generated sidecar's
+// limit is 320 MiB, and under it the garbage collector collects the
+// refused answers and results at once instead of letting the heap grow to
+// twice what is live.
+const SoftMemoryLimit = 192 << 20
+
 // Main is `deploystep serve ARGS`: it serves until SIGTERM or SIGINT,
 // then answers on, starting no new job, until the kubelet kills it at the
 // end of the pod's grace period (serve): the agent beside it may call
 // until then. The next agent's plugin adopts the operations.
 func Main(args []string) int {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(SoftMemoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serve(ctx, nil, args, os.Stdout, os.Stderr, nil)

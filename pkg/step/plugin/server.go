@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safehttp"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step"
 	"github.com/deployctl/deployctl/pkg/step/cmdline"
@@ -32,6 +33,16 @@ const (
 	DefaultMaxJobs = 1000
 	// DefaultMaxBytes bounds the templates of the running jobs together.
 	DefaultMaxBytes = 64 << 20
+	// DefaultMaxDoneBytes bounds the outcomes (result JSON and summary)
+	// of the finished jobs kept to answer with, together.
+	DefaultMaxDoneBytes = 64 << 20
+	// MaxValidateApps bounds the apps of one validate node, and so what
+	// its step holds: a platform tops out around 700 apps (README "Size
+	// limits"); a result past ResultLimit is refused as well.
+	MaxValidateApps = 1000
+	// ResultLimit bounds one finished job's outcome: the agent writes it
+	// into the Workflow's status, which etcd stores (at most 1.5 MiB).
+	ResultLimit = 1 << 20
 )
 
 // Config is the server's setup; zero values take the defaults.
@@ -40,15 +51,14 @@ type Config struct {
 	Requeue time.Duration // how soon the agent calls again for a running node
 	// Exec runs one node's step; step.Exec by default.
 	Exec func(ctx context.Context, args []string, env func(string) (string, bool), log io.Writer) step.Outcome
-	// KubeURL, KubeTokenFile and KubeClient reach the Kubernetes API;
-	// empty KubeURL: in-cluster.
+	// KubeURL and KubeTokenFile reach the Kubernetes API (tests); empty
+	// KubeURL: in-cluster.
 	KubeURL, KubeTokenFile string
-	KubeClient             *http.Client
 	// LookupWindow is how long a node not yet in the workflow's status (or
 	// an unreachable API) is retried; LookupInterval the wait between tries.
 	LookupWindow, LookupInterval time.Duration
 	MaxJobs                      int
-	MaxBytes                     int64
+	MaxBytes, MaxDoneBytes       int64
 	Log                          io.Writer // each node's progress lines; nil: none
 }
 
@@ -76,6 +86,7 @@ type Server struct {
 	running      int
 	runningBytes int64
 	doneCount    int
+	doneBytes    int64
 	seq          uint64
 }
 
@@ -102,6 +113,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
+	if cfg.MaxDoneBytes <= 0 {
+		cfg.MaxDoneBytes = DefaultMaxDoneBytes
+	}
 	return &Server{cfg: cfg, requeue: cfg.Requeue.String(), ctx: ctx, jobs: map[string]*job{}}, nil
 }
 
@@ -117,11 +131,8 @@ func (s *Server) kubeClient() (*kube, error) {
 			s.kube, s.kubeErr = inCluster()
 			return
 		}
-		c := s.cfg.KubeClient
-		if c == nil {
-			c = &http.Client{Timeout: 10 * time.Second}
-		}
-		s.kube = &kube{base: strings.TrimSuffix(s.cfg.KubeURL, "/"), client: c, tokenFile: s.cfg.KubeTokenFile}
+		c, err := safehttp.New(safehttp.Config{Timeout: 10 * time.Second})
+		s.kube, s.kubeErr = &kube{base: strings.TrimSuffix(s.cfg.KubeURL, "/"), client: c, tokenFile: s.cfg.KubeTokenFile}, err
 	})
 	return s.kube, s.kubeErr
 }
@@ -189,15 +200,15 @@ func (s *Server) execute(body []byte) reply {
 	if err != nil {
 		return invalidReply(inv.Command, err)
 	}
-	if inv.Sync.SyncID != "" {
-		return invalidReply(inv.Command, errors.New("--sync-id is the plugin's to derive from the workflow node, not the template's"))
+	if n := len(inv.Validate.Apps.Values); n > MaxValidateApps {
+		return invalidReply(inv.Command, fmt.Errorf("validate of %d apps: a plugin node validates at most %d (its result must fit the Workflow object): split it", n, MaxValidateApps))
 	}
 	tk, err := templateKey(t.raw)
 	if err != nil {
 		return invalidReply(inv.Command, err)
 	}
 	t.raw, t.Plugin = nil, nil // the job keeps only what identifies its node
-	return s.start(wf, t, c, inv.Command, wf.UID+"/"+tk, int64(len(body)))
+	return s.start(wf, t, c, inv.Command, nodeLabel(wf, t.Name, inv), wf.UID+"/"+tk, int64(len(body)))
 }
 
 // invalidReply fails the node as the pod fails an invalid invocation (exit 3).

@@ -127,10 +127,14 @@ func TestBadInputFailsTheNode(t *testing.T) {
 		{k.Body(map[string]any{"name": "t", "plugin": map[string]any{"deployctl": map[string]any{}}}), "args is empty"},
 		{tmpl("sync-and-wait", "--app", "web", "--rm-rf"), "flag provided but not defined: -rm-rf"},
 		{tmpl("sync-and-wait", "--app", "web", "--sync-id", "0123456789abcdef"), "--sync-id is the plugin's"},
+		{tmpl("sync-and-wait", "--app", "web", "--sync-id="), "--sync-id is the plugin's"}, // empty: it would replace the derived id
+		{tmpl("sync-and-wait", "--app", "web", "-sync-id", ""), "--sync-id is the plugin's"},
+		{tmpl("validate", "--app", "web", "--sync-id=0123456789abcdef"), "--sync-id is the plugin's"},
 		{tmpl("deploy"), "unknown command"},
 		{tmpl("validate", "-h"), "usage text"},
 		{k.Body(pt.Template("t", nil, []string{"validate", "--app", "a"}, map[string]string{"SYNC_ID": "0123456789abcdef"})), "SYNC_ID is the plugin's"},
 		{huge, "larger than the 1 MiB limit"},
+		{tmpl(append([]string{"validate"}, strings.Split(strings.Repeat("--app a ", MaxValidateApps+1), " ")[:2*(MaxValidateApps+1)]...)...), "a plugin node validates at most 1000"},
 	}
 	for _, c := range cases {
 		code, rep := pt.Call(t, s, agentToken, c.body)

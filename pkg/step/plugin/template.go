@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // pluginName is the plugin's name: the key under a template's `plugin:`
@@ -106,6 +107,13 @@ func parseRequest(body []byte) (workflowRef, *template, *call, error) {
 	}
 	if len(c.Args) == 0 {
 		return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.args is empty: it is deploystep's command line", t.Name, pluginName)
+	}
+	for _, a := range c.Args {
+		// Any form the flag package takes, an empty value too: an empty
+		// --sync-id= would replace the derived one with a random id.
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "sync-id" {
+			return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.args: --sync-id is the plugin's to derive from the workflow node, not the template's", t.Name, pluginName)
+		}
 	}
 	seen := map[string]bool{}
 	for _, e := range c.Env {
