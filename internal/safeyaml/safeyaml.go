@@ -1,0 +1,207 @@
+// Package safeyaml is the one way user YAML is decoded: every document is
+// parsed into nodes (linear in the text: an alias is a pointer there, not a
+// copy), and its alias expansion is counted before anything expands it.
+// A document whose aliases would make more values than it writes (and at
+// least MinAliasValues), or an alias inside its own anchor, is refused at
+// the alias's line: a 6.8 KB "billion laughs" Application no longer turns
+// into millions of values in whatever decodes it next (yaml.v3's Decode,
+// sigs.k8s.io/yaml's JSON conversion, a spec tree).
+//
+// Errors read like yaml.v3's own ("yaml: line N: …"), so every caller's
+// existing line extraction places them.
+package safeyaml
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"gopkg.in/yaml.v3"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// MinAliasValues is what aliases may always add to a document; beyond it,
+// no more than the document itself writes (expansion at most doubles it).
+const MinAliasValues = 10_000
+
+// Error is a document refused before expansion.
+type Error struct {
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("yaml: line %d: %s", e.Line, e.Msg) }
+
+// IsRefused reports whether err is (or wraps) a refusal of this package.
+func IsRefused(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// Check counts the values n expands to and refuses an alias bomb or a
+// recursive alias. It returns the number of values written (nodes, each
+// alias once). The count is memoized per anchor, so it is linear in the
+// nodes whatever the expansion.
+func Check(n *yaml.Node) (written int, err error) {
+	c := counter{}
+	written = c.written(n)
+	if !c.aliases {
+		return written, nil
+	}
+	c.size, c.open = map[*yaml.Node]int{}, map[*yaml.Node]bool{}
+	c.limit = written + max(written, MinAliasValues)
+	_, err = c.expanded(n)
+	return written, err
+}
+
+type counter struct {
+	aliases bool
+	// size is the expanded size of an anchored node (what an alias
+	// reuses); open are the anchors being counted (a cycle).
+	size  map[*yaml.Node]int
+	open  map[*yaml.Node]bool
+	limit int
+}
+
+// written counts nodes as written, an alias as one: without following
+// aliases the nodes are a tree.
+func (c *counter) written(n *yaml.Node) int {
+	if n.Kind == yaml.AliasNode {
+		c.aliases = true
+	}
+	k := 1
+	for _, ch := range n.Content {
+		k += c.written(ch)
+	}
+	return k
+}
+
+// expanded is the number of values n stands for, aliases expanded; it
+// stops at the limit, naming the alias that passed it.
+func (c *counter) expanded(n *yaml.Node) (int, error) {
+	if n == nil {
+		return 0, nil
+	}
+	if n.Anchor != "" {
+		if k, ok := c.size[n]; ok {
+			return k, nil
+		}
+		if c.open[n] {
+			return 0, &Error{Line: n.Line, Msg: "recursive YAML alias: an alias inside its own anchor"}
+		}
+		c.open[n] = true
+		defer delete(c.open, n)
+	}
+	k := 1
+	if n.Kind == yaml.AliasNode {
+		a, err := c.expanded(n.Alias)
+		if err != nil {
+			return 0, err
+		}
+		if k += a; k > c.limit {
+			return 0, c.tooMany(n)
+		}
+	}
+	for _, ch := range n.Content {
+		a, err := c.expanded(ch)
+		if err != nil {
+			return 0, err
+		}
+		if k += a; k > c.limit {
+			return 0, c.tooMany(firstAlias(ch))
+		}
+	}
+	if n.Anchor != "" {
+		c.size[n] = k
+	}
+	return k, nil
+}
+
+func (c *counter) tooMany(n *yaml.Node) error {
+	return &Error{Line: n.Line, Msg: fmt.Sprintf("alias expansion exceeds %d values "+
+		"(YAML aliases may add as many values as the document writes, at least %d): write the values out, or fewer aliases", c.limit, MinAliasValues)}
+}
+
+// firstAlias is the first alias at or below n (the line to name), or n.
+func firstAlias(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n
+	}
+	for _, ch := range n.Content {
+		if a := firstAlias(ch); a.Kind == yaml.AliasNode {
+			return a
+		}
+	}
+	return n
+}
+
+// Decoder reads the documents of a YAML stream one by one, each checked.
+type Decoder struct{ dec *yaml.Decoder }
+
+// NewDecoder reads data.
+func NewDecoder(data []byte) *Decoder {
+	return &Decoder{dec: yaml.NewDecoder(bytes.NewReader(data))}
+}
+
+// Next is the next document node (Kind DocumentNode), io.EOF after the
+// last, yaml.v3's error for a syntax error, an *Error for a document
+// refused before expansion.
+func (d *Decoder) Next() (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := d.dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	if _, err := Check(&doc); err != nil {
+		return nil, err
+	}
+	return &doc, nil
+}
+
+// Node parses data's first document into nodes, checked (yaml.Unmarshal
+// into a yaml.Node, bounded). An empty input is an empty document node.
+func Node(data []byte) (*yaml.Node, error) {
+	doc, err := NewDecoder(data).Next()
+	if errors.Is(err, io.EOF) {
+		return &yaml.Node{Kind: yaml.DocumentNode}, nil
+	}
+	return doc, err
+}
+
+// Unmarshal decodes data's first document into v with yaml.v3 (YAML 1.2:
+// an app named y or no stays a string), checked first.
+func Unmarshal(data []byte, v any) error {
+	doc, err := Node(data)
+	if err != nil {
+		return err
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return doc.Decode(v)
+}
+
+// UnmarshalJSON decodes data as sigs.k8s.io/yaml does (YAML to JSON, then
+// encoding/json: the json tags of Kubernetes and Kustomize types), after
+// every document of data is checked: the JSON conversion expands aliases.
+// opts are sigs.k8s.io/yaml's (yaml.DisallowUnknownFields).
+func UnmarshalJSON(data []byte, v any, opts ...sigsyaml.JSONOpt) error {
+	if err := CheckAll(data); err != nil {
+		return err
+	}
+	return sigsyaml.Unmarshal(data, v, opts...)
+}
+
+// CheckAll checks every document of data before another decoder reads
+// it. A document yaml.v3 cannot parse is refused with its error too: it
+// cannot be counted, so it is not handed to a decoder that would expand it.
+func CheckAll(data []byte) error {
+	d := NewDecoder(data)
+	for {
+		if _, err := d.Next(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
