@@ -72,25 +72,23 @@ func IsNotRegular(err error) bool {
 	return errors.As(err, &n)
 }
 
-// Kind names a file type the way a message says it.
+// Kind names what a file mode is, for messages: "a folder", "a device"…
 func Kind(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m.IsDir():
 		return "a folder"
+	case m&fs.ModeDevice != 0:
+		return "a device"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
 	case m.IsRegular():
 		return "a regular file"
 	}
-	return "an irregular file"
+	return "a special file"
 }
 
 // ReadFile reads the regular file at path (symbolic links followed) up to

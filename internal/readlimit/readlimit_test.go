@@ -33,9 +33,9 @@ func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{
-		"/dev/zero": "/dev/zero: not a regular file (a character device)",
+		"/dev/zero": "/dev/zero: not a regular file (a device)",
 		fifo:        fifo + ": not a regular file (a named pipe)",
-		link:        link + ": not a regular file (a character device)",
+		link:        link + ": not a regular file (a device)",
 		dir:         dir + ": not a regular file (a folder)",
 	} {
 		done := make(chan error, 1)

@@ -13,6 +13,7 @@ package safeyaml
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -204,4 +205,19 @@ func CheckAll(data []byte) error {
 			return err
 		}
 	}
+}
+
+// DecodeJSON decodes a checked node into v through JSON, so v's json tags
+// apply (Kubernetes types), as sigs.k8s.io/yaml would: a mapping with a
+// key that is no string has no JSON form and is an error.
+func DecodeJSON(n *yaml.Node, v any) error {
+	var plain any
+	if err := n.Decode(&plain); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(plain)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
 }

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 // ReadDir reads an offline inventory: DIR/<app>/ holds the manifests app
@@ -123,10 +124,9 @@ func Parse(file string, data []byte) ([]Object, []error) {
 		}
 		problems = append(problems, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := safeyaml.NewDecoder(data)
 	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
+		doc, err := dec.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -25,6 +25,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/importer/internal/yamlnode"
@@ -80,9 +81,12 @@ type Input struct {
 	// Problems are the errors found, "file:line: what"; Err joins them.
 	Problems []string
 
-	bytes int64    // read so far for the current input argument
-	size  int64    // parsed in all, every argument (Size)
-	twice []string // Applications read twice, the same both times
+	// allowed is what the current argument's kustomizations may name
+	// (allowedRoot).
+	allowed string
+	bytes   int64    // read so far for the current input argument
+	size    int64    // parsed in all, every argument (Size)
+	twice   []string // Applications read twice, the same both times
 }
 
 // Err is every problem found, one a line, or nil.
@@ -182,6 +186,7 @@ func (in *Input) readDir(root string) {
 	for _, dir := range slices.Sorted(maps.Keys(charts)) {
 		in.chart(dir)
 	}
+	in.allowed = allowedRoot(root)
 	for _, dir := range in.kustomizeRoots(kustomizations) {
 		in.kustomize(dir, root, folderOf(dir))
 	}
@@ -291,10 +296,9 @@ func (in *Input) parse(file, folder string, data []byte) {
 
 // parseDocuments parses each YAML document whole.
 func (in *Input) parseDocuments(file, folder string, data []byte) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := safeyaml.NewDecoder(data)
 	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
+		doc, err := dec.Next()
 		if errors.Is(err, io.EOF) {
 			return
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 // Streaming a List. `kubectl get applications -A -o yaml` prints one YAML
@@ -117,12 +119,12 @@ func (in *Input) parseList(file, folder string, data []byte) bool {
 // listWithoutItems: the document without its items is one mapping whose
 // kind is a List, and it decodes.
 func listWithoutItems(head []byte) bool {
-	dec := yaml.NewDecoder(bytes.NewReader(head))
-	var doc, extra yaml.Node
-	if err := dec.Decode(&doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+	dec := safeyaml.NewDecoder(head)
+	doc, err := dec.Next()
+	if err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return false
 	}
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+	if _, err := dec.Next(); !errors.Is(err, io.EOF) {
 		return false
 	}
 	if _, ok := listHead(listWith(doc.Content[0])); !ok {
@@ -145,12 +147,12 @@ func listWith(head *yaml.Node) *yaml.Node {
 // one-entry sequence it is, its lines shifted by offset to the file's; ok
 // only if it parses and decodes as it would in the whole document.
 func parseItem(text []byte, offset int) (*yaml.Node, bool) {
-	dec := yaml.NewDecoder(bytes.NewReader(text))
-	var doc, extra yaml.Node
-	if err := dec.Decode(&doc); err != nil || len(doc.Content) != 1 {
+	dec := safeyaml.NewDecoder(text)
+	doc, err := dec.Next()
+	if err != nil || len(doc.Content) != 1 {
 		return nil, false
 	}
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+	if _, err := dec.Next(); !errors.Is(err, io.EOF) {
 		return nil, false
 	}
 	seq := doc.Content[0]
