@@ -198,7 +198,7 @@ func TestReadIsBounded(t *testing.T) {
 		t.Errorf("%s: %v", big, err)
 	}
 	// A device is no spec: refused by its type, not read up to the limit.
-	if _, err := Read("/dev/zero"); !readlimit.IsNotRegular(err) || err.Error() != "/dev/zero: not a regular file (a character device)" {
+	if _, err := Read("/dev/zero"); !readlimit.IsNotRegular(err) || err.Error() != "/dev/zero: not a regular file (a device)" {
 		t.Errorf("/dev/zero: %v", err)
 	}
 }
