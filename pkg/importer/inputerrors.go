@@ -31,28 +31,31 @@ import (
 // appField is spec.stacks[i].apps[j].REST.
 var appField = regexp.MustCompile(`^spec\.stacks\[(\d+)\]\.apps\[(\d+)\](?:\.(.+))?$`)
 
-// inputErrors is loadErr (the spec loader's on the imported spec yml) with
+// inputErrors is loadErr (the spec loader's on the imported spec, which
+// writes b.res.Platform's stacks and apps in order) with
 // every error on a value input Applications gave located in the input: an
 // app's own field at its Application, a value factored into spec.defaults
 // or spec.argocd.project at every Application that has it. What no input
 // field gave stays, marked as the importer's bug. nil when nothing could be
 // located (loadErr stands).
-func (b *builder) inputErrors(file string, yml []byte, loadErr error) error {
+func (b *builder) inputErrors(loadErr error) error {
 	var errs spec.Errors
 	if !errors.As(loadErr, &errs) {
 		return nil
 	}
-	doc, _ := spec.LoadPartial(file, yml)
-	if doc == nil || doc.Platform == nil {
-		return nil
-	}
 	var out, bugs []string
+	seen := map[string]bool{} // file:line: Application: field, said once
 	for _, e := range errs {
-		at := b.locate(doc.Platform, e)
+		at := b.locate(b.res.Platform, e)
 		if len(at) == 0 {
 			bugs = append(bugs, e.Error())
 		}
-		out = append(out, at...)
+		for _, a := range at {
+			if k := a[:strings.Index(a, ": "+e.Msg)]; !seen[k] {
+				seen[k] = true
+				out = append(out, a)
+			}
+		}
 	}
 	if len(out) == 0 {
 		return nil
@@ -90,6 +93,10 @@ func (b *builder) locate(p *spec.Platform, e spec.FieldError) []string {
 	switch {
 	case e.Path == "spec.argocd.project":
 		field, value = []string{"spec", "project"}, p.Spec.ArgoCD.Project
+	case e.Path == "spec.argocd.namespace", e.Path == "spec.argocd.server" && strings.Contains(p.Spec.ArgoCD.Server, "."+p.Spec.ArgoCD.Namespace+"."):
+		// Argo CD's namespace is where most Applications are, and its
+		// server's default address is made of it.
+		field, value = []string{"metadata", "namespace"}, p.Spec.ArgoCD.Namespace
 	case strings.HasPrefix(e.Path, "spec.defaults."):
 		rest := strings.TrimPrefix(e.Path, "spec.defaults.")
 		if field = inputField(rest); field == nil {

@@ -35,7 +35,7 @@ func (b *builder) check() error {
 		return nil
 	}))
 	if err != nil {
-		if located := b.inputErrors(b.o.File, yml, err); located != nil {
+		if located := b.inputErrors(err); located != nil {
 			return located
 		}
 		return err

@@ -85,6 +85,24 @@ func TestImportInvalidValuesAtTheInput(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "internal") || strings.Contains(err.Error(), "a bug") {
 		t.Errorf("reported as the importer's bug: %v", err)
 	}
+
+	// A value the import factors out of the apps (Argo CD's namespace, a
+	// shared sync policy in spec.defaults) is reported at every app that has it.
+	ns := strings.Replace(strings.Replace(app, "namespace: argocd", "namespace: Argo_CD", 1), "Web_NS", "web", 1)
+	retry := "  syncPolicy:\n    retry: {limit: 2, backoff: {duration: 5 minutes}}\n"
+	shared := strings.Replace(strings.Replace(app, "Web_NS", "web", 1), "tier: \"front end\"", "tier: front", 1) + retry
+	if err := appdump.WriteFiles(dir, map[string]string{
+		"ns/web.yaml":   ns,
+		"shared/a.yaml": strings.Replace(shared, "name: web", "name: a", 1),
+		"shared/b.yaml": strings.Replace(shared, "name: web", "name: b", 1),
+		"shared/c.yaml": strings.Replace(shared, "name: web", "name: c", 1),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, filepath.Join(dir, "ns", "web.yaml")+":5: Application web: metadata.namespace: not a DNS-1123 label", filepath.Join(dir, "ns"))
+	for _, a := range []string{"a", "b", "c"} {
+		refused(t, filepath.Join(dir, "shared", a+".yaml")+":14: Application "+a+": spec.syncPolicy.retry.backoff.duration:", filepath.Join(dir, "shared"))
+	}
 }
 
 // An Application too large for one generated WorkflowTemplate imports
