@@ -1,7 +1,7 @@
 // Package safeyaml is the one way user YAML is decoded: every document is
 // parsed into nodes (linear in the text: an alias is a pointer there, not a
 // copy), and its alias expansion is counted before anything expands it.
-// A document whose aliases would make more values than it writes (and at
+// An input whose aliases would add more values than it writes (and at
 // least MinAliasValues), or an alias inside its own anchor, is refused at
 // the alias's line: a 6.8 KB "billion laughs" Application no longer turns
 // into millions of values in whatever decodes it next (yaml.v3's Decode,
@@ -40,20 +40,38 @@ func IsRefused(err error) bool {
 	return errors.As(err, &e)
 }
 
-// Check counts the values n expands to and refuses an alias bomb or a
-// recursive alias. It returns the number of values written (nodes, each
-// alias once). The count is memoized per anchor, so it is linear in the
-// nodes whatever the expansion.
-func Check(n *yaml.Node) (written int, err error) {
+// Budget is what aliases may add across the documents of one input (a
+// stream, a List read item by item, the files of one folder): as many
+// values as the input writes, at least MinAliasValues. Shared, it stops an
+// input of many small documents, each within a bound of its own, from
+// adding MinAliasValues each. The zero Budget is ready.
+type Budget struct{ written, added int }
+
+// Check counts the values n expands to, refusing an alias bomb or a
+// recursive alias, and charges what its aliases add to the budget. It
+// returns the number of values written (nodes, each alias once). The count
+// is memoized per anchor: linear in the nodes whatever the expansion.
+func (b *Budget) Check(n *yaml.Node) (written int, err error) {
 	c := counter{}
 	written = c.written(n)
+	b.written += written
 	if !c.aliases {
 		return written, nil
 	}
 	c.size, c.open = map[*yaml.Node]int{}, map[*yaml.Node]bool{}
-	c.limit = written + max(written, MinAliasValues)
-	_, err = c.expanded(n)
-	return written, err
+	c.allowed = max(b.written, MinAliasValues)
+	c.limit = written + c.allowed - b.added
+	total, err := c.expanded(n)
+	if err != nil {
+		return written, err
+	}
+	b.added += total - written
+	return written, nil
+}
+
+// Check is Budget.Check with a budget of n's own.
+func Check(n *yaml.Node) (written int, err error) {
+	return new(Budget).Check(n)
 }
 
 type counter struct {
@@ -62,7 +80,9 @@ type counter struct {
 	// reuses); open are the anchors being counted (a cycle).
 	size  map[*yaml.Node]int
 	open  map[*yaml.Node]bool
-	limit int
+	limit int // values n may expand to
+	// allowed is what aliases may add to the whole input, for the message.
+	allowed int
 }
 
 // written counts nodes as written, an alias as one: without following
@@ -121,7 +141,7 @@ func (c *counter) expanded(n *yaml.Node) (int, error) {
 
 func (c *counter) tooMany(n *yaml.Node) error {
 	return &Error{Line: n.Line, Msg: fmt.Sprintf("alias expansion exceeds %d values "+
-		"(YAML aliases may add as many values as the document writes, at least %d): write the values out, or fewer aliases", c.limit, MinAliasValues)}
+		"(YAML aliases may add as many values as the input writes, at least %d): write the values out, or fewer aliases", c.allowed, MinAliasValues)}
 }
 
 // firstAlias is the first alias at or below n (the line to name), or n.
@@ -137,12 +157,22 @@ func firstAlias(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// Decoder reads the documents of a YAML stream one by one, each checked.
-type Decoder struct{ dec *yaml.Decoder }
+// Decoder reads the documents of a YAML stream one by one, each checked
+// against one budget.
+type Decoder struct {
+	dec    *yaml.Decoder
+	budget *Budget
+}
 
-// NewDecoder reads data.
+// NewDecoder reads data, its documents sharing a budget of their own.
 func NewDecoder(data []byte) *Decoder {
-	return &Decoder{dec: yaml.NewDecoder(bytes.NewReader(data))}
+	return NewDecoderWith(data, new(Budget))
+}
+
+// NewDecoderWith reads data charging budget: data is part of a larger
+// input (an item of a List, a file of a folder).
+func NewDecoderWith(data []byte, budget *Budget) *Decoder {
+	return &Decoder{dec: yaml.NewDecoder(bytes.NewReader(data)), budget: budget}
 }
 
 // Next is the next document node (Kind DocumentNode), io.EOF after the
@@ -153,7 +183,7 @@ func (d *Decoder) Next() (*yaml.Node, error) {
 	if err := d.dec.Decode(&doc); err != nil {
 		return nil, err
 	}
-	if _, err := Check(&doc); err != nil {
+	if _, err := d.budget.Check(&doc); err != nil {
 		return nil, err
 	}
 	return &doc, nil
@@ -187,17 +217,18 @@ func Unmarshal(data []byte, v any) error {
 // every document of data is checked: the JSON conversion expands aliases.
 // opts are sigs.k8s.io/yaml's (yaml.DisallowUnknownFields).
 func UnmarshalJSON(data []byte, v any, opts ...sigsyaml.JSONOpt) error {
-	if err := CheckAll(data); err != nil {
+	if err := CheckAll(data, new(Budget)); err != nil {
 		return err
 	}
 	return sigsyaml.Unmarshal(data, v, opts...)
 }
 
-// CheckAll checks every document of data before another decoder reads
-// it. A document yaml.v3 cannot parse is refused with its error too: it
-// cannot be counted, so it is not handed to a decoder that would expand it.
-func CheckAll(data []byte) error {
-	d := NewDecoder(data)
+// CheckAll checks every document of data, charging budget, before another
+// decoder reads it. A document yaml.v3 cannot parse is refused with its
+// error too: it cannot be counted, so it is not handed to a decoder that
+// would expand it.
+func CheckAll(data []byte, budget *Budget) error {
+	d := NewDecoderWith(data, budget)
 	for {
 		if _, err := d.Next(); errors.Is(err, io.EOF) {
 			return nil

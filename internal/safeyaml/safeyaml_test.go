@@ -84,3 +84,31 @@ func TestDecoderDocuments(t *testing.T) {
 		t.Fatalf("third: %v", err)
 	}
 }
+
+// Many small documents, each within a bound of its own, share one: an
+// input of 500-byte items adding 10,000 values each would still be a bomb.
+func TestBudgetSharedAcrossDocuments(t *testing.T) {
+	item := bomb(2) // about 1,300 values from 3 lines
+	var doc strings.Builder
+	for i := 0; i < 20; i++ {
+		doc.WriteString("---\n" + item)
+	}
+	var refusedAt int
+	d := NewDecoder([]byte(doc.String()))
+	for i := 0; ; i++ {
+		if _, err := d.Next(); err != nil {
+			if !IsRefused(err) {
+				t.Fatalf("document %d: %v", i, err)
+			}
+			refusedAt = i
+			break
+		}
+	}
+	if refusedAt < 5 || refusedAt > 10 {
+		t.Errorf("refused at document %d, want once about 10,000 values were added", refusedAt)
+	}
+	// Each alone passes, with a budget of its own.
+	if _, err := Node([]byte(item)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -137,7 +137,7 @@ func (f *boundedFS) ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	// Kustomize expands aliases as it reads: count them first.
-	if err := safeyaml.CheckAll(data); safeyaml.IsRefused(err) {
+	if err := safeyaml.CheckAll(data, &f.in.aliases); safeyaml.IsRefused(err) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !f.in.count(f.arg, int64(len(data))) {

@@ -84,6 +84,9 @@ type Input struct {
 	// allowed is what the current argument's kustomizations may name
 	// (allowedRoot).
 	allowed string
+	// aliases is what YAML aliases may add to the current argument, all
+	// its files and documents together.
+	aliases safeyaml.Budget
 	bytes   int64    // read so far for the current input argument
 	size    int64    // parsed in all, every argument (Size)
 	twice   []string // Applications read twice, the same both times
@@ -118,7 +121,7 @@ func (in *Input) problem(format string, args ...any) {
 func Read(paths []string) (*Input, error) {
 	in := &Input{}
 	for _, root := range paths {
-		in.bytes = 0
+		in.bytes, in.aliases = 0, safeyaml.Budget{}
 		fi, err := os.Stat(root)
 		if err != nil {
 			in.problem("%v", err)
@@ -296,7 +299,7 @@ func (in *Input) parse(file, folder string, data []byte) {
 
 // parseDocuments parses each YAML document whole.
 func (in *Input) parseDocuments(file, folder string, data []byte) {
-	dec := safeyaml.NewDecoder(data)
+	dec := safeyaml.NewDecoderWith(data, &in.aliases)
 	for {
 		doc, err := dec.Next()
 		if errors.Is(err, io.EOF) {

@@ -97,7 +97,7 @@ func splitList(data []byte) (l itemsLayout, ok bool) {
 // added) when the document is to be parsed whole.
 func (in *Input) parseList(file, folder string, data []byte) bool {
 	l, ok := splitList(data)
-	if !ok || !listWithoutItems(append(append([]byte(nil), data[:l.keyStart]...), data[l.end:]...)) {
+	if !ok || !listWithoutItems(append(append([]byte(nil), data[:l.keyStart]...), data[l.end:]...), &in.aliases) {
 		return false
 	}
 	saved := *in // what came before: items only append to it
@@ -106,7 +106,7 @@ func (in *Input) parseList(file, folder string, data []byte) bool {
 		if i+1 < len(l.starts) {
 			end = l.starts[i+1]
 		}
-		item, ok := parseItem(data[start:end], l.lines[i]-1)
+		item, ok := parseItem(data[start:end], l.lines[i]-1, &in.aliases)
 		if !ok {
 			*in = saved
 			return false
@@ -118,8 +118,8 @@ func (in *Input) parseList(file, folder string, data []byte) bool {
 
 // listWithoutItems: the document without its items is one mapping whose
 // kind is a List, and it decodes.
-func listWithoutItems(head []byte) bool {
-	dec := safeyaml.NewDecoder(head)
+func listWithoutItems(head []byte, budget *safeyaml.Budget) bool {
+	dec := safeyaml.NewDecoderWith(head, budget)
 	doc, err := dec.Next()
 	if err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return false
@@ -146,8 +146,8 @@ func listWith(head *yaml.Node) *yaml.Node {
 // parseItem parses one item's text ("- ..." and its lines) as the
 // one-entry sequence it is, its lines shifted by offset to the file's; ok
 // only if it parses and decodes as it would in the whole document.
-func parseItem(text []byte, offset int) (*yaml.Node, bool) {
-	dec := safeyaml.NewDecoder(text)
+func parseItem(text []byte, offset int, budget *safeyaml.Budget) (*yaml.Node, bool) {
+	dec := safeyaml.NewDecoderWith(text, budget)
 	doc, err := dec.Next()
 	if err != nil || len(doc.Content) != 1 {
 		return nil, false
