@@ -32,33 +32,37 @@ import (
 var appField = regexp.MustCompile(`^spec\.stacks\[(\d+)\]\.apps\[(\d+)\](?:\.(.+))?$`)
 
 // inputErrors is loadErr (the spec loader's on the imported spec, which
-// writes b.res.Platform's stacks and apps in order) with
-// every error on a value input Applications gave located in the input: an
-// app's own field at its Application, a value factored into spec.defaults
-// or spec.argocd.project at every Application that has it. What no input
-// field gave stays, marked as the importer's bug. nil when nothing could be
-// located (loadErr stands).
+// writes b.res.Platform's stacks and apps in order) with every error on a
+// value input Applications gave located in the input: an app's own field
+// at its Application, a value factored into spec.defaults or spec.argocd at
+// every Application that has it. What no input field gave stays, marked as
+// the importer's bug. nil when nothing could be located (loadErr stands).
 func (b *builder) inputErrors(loadErr error) error {
 	var errs spec.Errors
 	if !errors.As(loadErr, &errs) {
 		return nil
 	}
-	var out, bugs []string
-	seen := map[string]bool{} // file:line: Application: field, said once
+	var found []finding
+	var bugs []string
 	for _, e := range errs {
-		at := b.locate(b.res.Platform, e)
-		if len(at) == 0 {
+		f := b.locate(b.res.Platform, e)
+		if len(f) == 0 {
 			bugs = append(bugs, e.Error())
 		}
-		for _, a := range at {
-			if k := a[:strings.Index(a, ": "+e.Msg)]; !seen[k] {
-				seen[k] = true
-				out = append(out, a)
-			}
-		}
+		found = append(found, f...)
 	}
-	if len(out) == 0 {
+	if len(found) == 0 {
 		return nil
+	}
+	fieldLines(found)
+	var out []string
+	seen := map[string]bool{} // an Application's field, said once
+	for _, f := range found {
+		where := fmt.Sprintf("%s:%d: Application %s: %s", f.src.File, f.line, f.app, fieldName(f.field))
+		if !seen[where] {
+			seen[where] = true
+			out = append(out, where+": "+f.msg)
+		}
 	}
 	msg := fmt.Sprintf("%s in the input (nothing was written):\n  %s", words.Plural(len(out), "problem"), strings.Join(out, "\n  "))
 	if len(bugs) > 0 {
@@ -67,13 +71,21 @@ func (b *builder) inputErrors(loadErr error) error {
 	return errors.New(msg)
 }
 
-// locate is e at the input: "file:line: Application NAME: field: why" for
-// every Application the erring value came from; none when it came from
-// none.
-func (b *builder) locate(p *spec.Platform, e spec.FieldError) []string {
-	at := func(src *appread.Manifest, field []string) string {
+// finding is a spec error on a field of an input Application.
+type finding struct {
+	src   *appread.Manifest
+	app   string
+	field []string // the Application's field
+	msg   string
+	line  int
+}
+
+// locate finds the Applications e's value came from; none when it came
+// from none.
+func (b *builder) locate(p *spec.Platform, e spec.FieldError) []finding {
+	at := func(src *appread.Manifest, field []string) finding {
 		name, _ := appValue(src, []string{"metadata", "name"}).(string)
-		return fmt.Sprintf("%s:%d: Application %s: %s: %s", src.File, fieldLine(src, field), name, fieldName(field), e.Msg)
+		return finding{src: src, app: name, field: field, msg: e.Msg, line: src.Line}
 	}
 	if m := appField.FindStringSubmatch(e.Path); m != nil {
 		i, _ := strconv.Atoi(m[1])
@@ -85,7 +97,7 @@ func (b *builder) locate(p *spec.Platform, e spec.FieldError) []string {
 		if src == nil || field == nil {
 			return nil
 		}
-		return []string{at(src, field)}
+		return []finding{at(src, field)}
 	}
 	// A value factored out of the apps: at each app that has it.
 	var field []string
@@ -106,7 +118,7 @@ func (b *builder) locate(p *spec.Platform, e spec.FieldError) []string {
 	default:
 		return nil
 	}
-	var out []string
+	var out []finding
 	for _, name := range slices.Sorted(maps.Keys(b.res.Sources)) {
 		src := b.res.Sources[name]
 		if v := appValue(src, field); v != nil && reflect.DeepEqual(v, jsonOf(value)) {
@@ -217,33 +229,45 @@ func segments(p string) []string {
 	return out
 }
 
-// fieldLine is the line of field in the Application m, read again from
-// its file (only on this error path: the Manifest keeps no lines); the
-// object's own line when the file cannot be read again (standard input,
-// Kustomize output) or the field is not found.
-func fieldLine(m *appread.Manifest, field []string) int {
-	data, err := readlimit.ReadFile(m.File, readlimit.Import)
-	if err != nil {
-		return m.Line
+// fieldLines sets the line of each finding's field, reading each input
+// file once more (only on this error path: a Manifest keeps no lines); a
+// finding keeps its object's line when the file cannot be read again
+// (standard input, Kustomize output) or the field is not found.
+func fieldLines(found []finding) {
+	byFile := map[string][]*finding{}
+	for i := range found {
+		byFile[found[i].src.File] = append(byFile[found[i].src.File], &found[i])
 	}
-	dec := safeyaml.NewDecoder(data)
-	for {
-		doc, err := dec.Next()
+	for file, fs := range byFile {
+		data, err := readlimit.ReadFile(file, readlimit.Import)
 		if err != nil {
-			return m.Line
+			continue
 		}
-		if obj := objectAt(doc, m.Line); obj != nil {
-			n := obj
-			for _, k := range field {
-				c := child(n, k)
-				if c == nil {
-					break
-				}
-				n = c
+		dec := safeyaml.NewDecoder(data)
+		for {
+			doc, err := dec.Next()
+			if err != nil {
+				break
 			}
-			return n.Line
+			for _, f := range fs {
+				if obj := objectAt(doc, f.src.Line); obj != nil {
+					f.line = nodeLine(obj, f.field)
+				}
+			}
 		}
 	}
+}
+
+// nodeLine is the line of field below n, as far as it goes.
+func nodeLine(n *yaml.Node, field []string) int {
+	for _, k := range field {
+		c := child(n, k)
+		if c == nil {
+			break
+		}
+		n = c
+	}
+	return n.Line
 }
 
 // objectAt is the mapping starting at line (an object, or a List's item).
