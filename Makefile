@@ -49,12 +49,13 @@ test: ci-deps unit fuzz
 unit:
 	$(GO) test ./...
 
-## fuzz: the spec loader, the import and its reader, the plugin's request decoding under go test -fuzz, each for FUZZTIME (no panic on any input)
+## fuzz: the spec loader, the import, its reader, the --manifests reader and the plugin's request decoding under go test -fuzz, each for FUZZTIME (no panic on any input)
 fuzz:
 	$(GO) test ./pkg/spec -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/importer -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/importer/appread -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/step/plugin -run '^$$' -fuzz FuzzParseRequest -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/deps -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
 ## bench: load/validate/plan, generate and graph benchmarks
 bench:

@@ -3,6 +3,8 @@ package atomicfile
 import (
 	"errors"
 	"io/fs"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
 )
 
 // RefusedError says why a writer would not touch a path, and what to do
@@ -28,20 +30,5 @@ func IsRefused(err error) bool {
 }
 
 // Kind names what a file mode is, for messages: "a folder", "a device"…
-func Kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
-}
+// (readlimit's words: a reader and a writer refuse a path alike).
+func Kind(m fs.FileMode) string { return readlimit.Kind(m) }

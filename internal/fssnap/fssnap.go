@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
 )
 
 // Take records root (a file, link, device or folder) and everything under it.
@@ -33,7 +35,7 @@ func Take(t testing.TB, root string) map[string]string {
 			to, _ := os.Readlink(p)
 			v += " -> " + to
 		case fi.Mode().IsRegular():
-			data, err := os.ReadFile(p)
+			data, err := readlimit.ReadFile(p, readlimit.Import)
 			if err != nil {
 				return err
 			}

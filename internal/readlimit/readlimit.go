@@ -1,6 +1,8 @@
 // Package readlimit reads inputs through a bounded reader, so a careless or
-// hostile input (a spec named /dev/zero, a 10 GB dump) is refused with the
-// limit it broke instead of growing the process until the machine gives out.
+// hostile input (a 10 GB dump, a decompression bomb) is refused with the
+// limit it broke instead of growing the process until the machine gives
+// out, and a file that is not one (a named pipe, /dev/zero) is refused
+// instead of blocking or being read forever.
 // The limits are part of the documented contract (README, "Limits").
 package readlimit
 
@@ -8,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Documented input limits.
@@ -36,6 +40,9 @@ func IsTooLarge(err error) bool {
 }
 
 // ReadAll reads r up to limit bytes; one byte more is a *TooLargeError.
+// It is the entry for streams: standard input (`import -`), a response
+// body, a decompressing reader (bounding it bounds the bytes after
+// decompression, whatever the ratio). A path is read with ReadFile.
 func ReadAll(r io.Reader, name string, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
@@ -47,16 +54,73 @@ func ReadAll(r io.Reader, name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// ReadFile reads path up to limit bytes. A regular file over the limit is
-// refused from its size before anything is read; devices and pipes are read
-// through the bounded reader.
+// NotRegularError says a file was expected and path is something else: a
+// named pipe (opening it for reading waits for a writer, forever), a
+// device (/dev/zero never ends), a socket or a folder.
+type NotRegularError struct {
+	Name string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s: not a regular file (%s)", e.Name, Kind(e.Mode))
+}
+
+// IsNotRegular reports whether err is (or wraps) a NotRegularError.
+func IsNotRegular(err error) bool {
+	var n *NotRegularError
+	return errors.As(err, &n)
+}
+
+// Kind names what a file mode is, for messages: "a folder", "a device"…
+func Kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "a special file"
+}
+
+// ReadFile reads the regular file at path (symbolic links followed) up to
+// limit bytes: the one way a file is read. Anything else is a
+// *NotRegularError, found without blocking: the type is checked before
+// opening (opening a named pipe waits for a writer), the file is opened
+// non-blocking, and checked again on the open file, so a pipe swapped in
+// between is refused too. A file over the limit is refused from its size
+// before anything is read, and the read is bounded as well (a file that
+// grows while read).
+//
+// Standard input and pipes a user names on purpose are streams: ReadAll.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Name: path, Mode: fi.Mode()}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Name: path, Mode: fi.Mode()}
+	}
+	if fi.Size() > limit {
 		return nil, &TooLargeError{Name: path, Limit: limit}
 	}
 	return ReadAll(f, path, limit)
@@ -76,8 +140,8 @@ func Human(n int64) string {
 // Problem is the problem of a file that could not be read, after its path:
 // the limit it broke, or the reason without the "open PATH:" prefix.
 func Problem(path string, err error) string {
-	if IsTooLarge(err) {
-		return err.Error() // already "PATH: larger than the N MiB limit"
+	if IsTooLarge(err) || IsNotRegular(err) {
+		return err.Error() // already "PATH: larger than the N MiB limit" / "PATH: not a regular file (…)"
 	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {

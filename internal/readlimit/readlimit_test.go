@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestReadAllRefusesOneByteMore(t *testing.T) {
@@ -17,10 +19,46 @@ func TestReadAllRefusesOneByteMore(t *testing.T) {
 	}
 }
 
-func TestReadFileDevice(t *testing.T) {
-	// /dev/zero never ends: the bounded reader must stop it.
-	_, err := ReadFile("/dev/zero", 1<<20)
-	if !IsTooLarge(err) || err.Error() != "/dev/zero: larger than the 1 MiB limit" {
+// A device, a named pipe or a folder where a file is expected is refused
+// by its type, at once: /dev/zero is not read at all, and a pipe without a
+// writer (opening it would wait forever) is not opened.
+func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "apps.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "ca.crt")
+	if err := os.Symlink("/dev/zero", link); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"/dev/zero": "/dev/zero: not a regular file (a device)",
+		fifo:        fifo + ": not a regular file (a named pipe)",
+		link:        link + ": not a regular file (a device)",
+		dir:         dir + ": not a regular file (a folder)",
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadFile(path, 1<<20); done <- err }()
+		select {
+		case err := <-done:
+			if !IsNotRegular(err) || err.Error() != want || Problem(path, err) != want {
+				t.Errorf("%s: %v, want %q", path, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: ReadFile blocked", path)
+		}
+	}
+}
+
+// Streams are read with ReadAll, bounded: /dev/zero opened on purpose.
+func TestReadAllStream(t *testing.T) {
+	f, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := ReadAll(f, "/dev/zero", 1<<20); !IsTooLarge(err) || err.Error() != "/dev/zero: larger than the 1 MiB limit" {
 		t.Fatalf("/dev/zero: %v", err)
 	}
 }

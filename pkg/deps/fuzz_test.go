@@ -7,10 +7,12 @@ import (
 )
 
 // FuzzParse: any bytes give objects or located errors, never a panic, and
-// the rules take whatever Parse returns (make fuzz-style runs: go test
-// -fuzz FuzzParse -fuzztime 30s ./pkg/deps).
+// the rules take whatever Parse returns: the --manifests reader, in
+// `make fuzz`.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/charts/*/*")
+	bombs, _ := filepath.Glob("testdata/alias-bomb/*/*") // refused before expansion, fast
+	files = append(files, bombs...)
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 // ReadDir reads an offline inventory: DIR/<app>/ holds the manifests app
@@ -71,6 +72,7 @@ func readApp(name, dir string) (App, []error) {
 	a := App{Name: name}
 	var problems []error
 	var total int64
+	var aliases safeyaml.Budget // the app folder's files together
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			problems = append(problems, err)
@@ -100,7 +102,7 @@ func readApp(name, dir string) (App, []error) {
 			return filepath.SkipAll
 		}
 		total += int64(len(data))
-		objs, errs := Parse(path, data)
+		objs, errs := parse(path, data, &aliases)
 		a.Objects = append(a.Objects, objs...)
 		problems = append(problems, errs...)
 		return nil
@@ -114,6 +116,11 @@ func readApp(name, dir string) (App, []error) {
 // Parse reads the objects of one file: YAML documents (JSON is YAML), each
 // an object or a List of them. Empty documents are skipped.
 func Parse(file string, data []byte) ([]Object, []error) {
+	return parse(file, data, new(safeyaml.Budget))
+}
+
+// parse is Parse charging YAML aliases to budget (an app folder's).
+func parse(file string, data []byte, budget *safeyaml.Budget) ([]Object, []error) {
 	var out []Object
 	var problems []error
 	bad := func(line int, format string, args ...any) {
@@ -123,10 +130,9 @@ func Parse(file string, data []byte) ([]Object, []error) {
 		}
 		problems = append(problems, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := safeyaml.NewDecoderWith(data, budget)
 	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
+		doc, err := dec.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, dir string, files map[string]string) {
@@ -82,5 +83,18 @@ func TestReadDirSymlink(t *testing.T) {
 	apps, err := ReadDir(filepath.Join(dir, "inv"))
 	if err != nil || len(apps) != 1 || apps[0].Name != "web" || len(apps[0].Objects) != 1 {
 		t.Fatalf("%v %+v", err, apps)
+	}
+}
+
+// Issue 22: an app's manifests made of YAML aliases (650 KB expanded to
+// 686 MB) are refused at the alias, before anything expands them.
+func TestReadDirAliasBomb(t *testing.T) {
+	start := time.Now()
+	_, err := ReadDir("testdata/alias-bomb")
+	if err == nil || !strings.HasPrefix(err.Error(), "testdata/alias-bomb/web/configmap.yaml:12: YAML: alias expansion exceeds") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
 	}
 }

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/redact"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 	"github.com/deployctl/deployctl/pkg/report"
 )
 
@@ -31,15 +31,15 @@ func readEnvironment(path string, secrets *redact.Set) (*report.EnvironmentFile,
 	// unknown fields are found with their lines (yaml.v3's strict decoder
 	// gives up on a mapping at its first duplicate key, leaving every other
 	// field of it unread and reported missing), then the fields.
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	switch err := dec.Decode(&root); {
+	dec := safeyaml.NewDecoder(data)
+	root, err := dec.Next()
+	switch {
 	case errors.Is(err, io.EOF):
 		return nil, []string{path + ": empty file"}
 	case err != nil:
 		return nil, []string{fmt.Sprintf("%s: %v", path, err)}
 	}
-	doc := &root
+	doc := root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
@@ -60,7 +60,7 @@ func readEnvironment(path string, secrets *redact.Set) (*report.EnvironmentFile,
 			problems = append(problems, path+": "+yamlProblem(e))
 		}
 	}
-	if err := dec.Decode(new(any)); !errors.Is(err, io.EOF) {
+	if _, err := dec.Next(); !errors.Is(err, io.EOF) {
 		problems = append(problems, path+": want exactly one YAML document")
 	}
 	for _, f := range []struct{ field, v string }{

@@ -316,7 +316,7 @@ func TestInputsOverTheirLimits(t *testing.T) {
 		filepath.Join(dir, SpecFileName)+": larger than the 16 MiB limit",
 		filepath.Join(dir, EnvironmentFileName)+": larger than the 16 MiB limit",
 		filepath.Join(env["SECRETS_DIR"], SecretArgoCDToken)+": larger than the 1 MiB limit",
-		filepath.Join(env["SECRETS_DIR"], SecretArgoCDCA)+": larger than the 1 MiB limit",
+		filepath.Join(env["SECRETS_DIR"], SecretArgoCDCA)+": not a regular file (a device)",
 		"KUBECONFIG_PATH / --kubeconfig: "+env["KUBECONFIG_PATH"]+": larger than the 1 MiB limit",
 		"CONFIRM / --confirm: required for teardown",
 	)

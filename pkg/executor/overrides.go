@@ -5,7 +5,7 @@ import (
 	"net"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/report"
@@ -142,7 +142,7 @@ func ownSettings(specData []byte) (map[string]bool, error) {
 			} `json:"stacks"`
 		} `json:"spec"`
 	}
-	if err := yaml.Unmarshal(specData, &raw); err != nil {
+	if err := safeyaml.UnmarshalJSON(specData, &raw); err != nil {
 		return nil, err
 	}
 	own := map[string]bool{}

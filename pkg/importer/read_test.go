@@ -148,12 +148,11 @@ func TestKustomizeRemoteBaseRefused(t *testing.T) {
 		"overlay/kustomization.yaml": "resources:\n- ../base\n",
 	})
 	got := readErr(t, dir)
-	want := "2 problems in the input (nothing was written):\n  " + dir + "/base/kustomization.yaml: remote file " +
-		`"https://example.com/patch.yaml": ` +
-		"the import fetches nothing over the network: build it first: kustomize build " + dir + "/base | deployctl import -\n  " +
-		dir + "/base/kustomization.yaml: remote base " +
-		`"https://github.com/redhat-ai-services/ai-accelerator//components/argocd/apps/base?ref=main": ` +
-		"the import fetches nothing over the network: build it first: kustomize build " + dir + "/base | deployctl import -"
+	why := ": not a local path (Kustomize reads it as a URL or a Git repository); the import reads the input's own files only, " +
+		"never the network: build it first: kustomize build " + dir + "/base | deployctl import -"
+	want := "2 problems in the input (nothing was written):\n  " +
+		dir + `/base/kustomization.yaml: resources: "https://github.com/redhat-ai-services/ai-accelerator//components/argocd/apps/base?ref=main"` + why + "\n  " +
+		dir + `/base/kustomization.yaml: patches.path: "https://example.com/patch.yaml"` + why
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

@@ -37,12 +37,15 @@ func (b *builder) check() error {
 		return nil
 	}))
 	if err != nil {
+		if located := b.inputErrors(err); located != nil {
+			return located
+		}
 		return err
 	}
 	if err := b.oneManager(gen); err != nil {
 		return err
 	}
-	b.tooLarge(out, sizes)
+	noted := b.tooLarge(out, sizes)
 	for name := range b.res.Sources {
 		diffs, made := byApp[name]
 		if !made { // no Application generated for it at all
@@ -58,7 +61,7 @@ func (b *builder) check() error {
 		}
 		return x.Field < y.Field
 	})
-	if len(b.res.Differences) > 0 {
+	if len(b.res.Differences) > 0 || noted { // the header says them
 		if yml, err = b.render(byApp); err != nil {
 			return err
 		}
@@ -70,10 +73,13 @@ func (b *builder) check() error {
 	return nil
 }
 
-// tooLarge notes a platform `deployctl generate` would refuse as one
-// workflow: a generated WorkflowTemplate over render.MaxObjectBytes. The
-// spec is still written: it can be split, or generated per stack.
-func (b *builder) tooLarge(out *compile.Output, sizes wfsize.Sizes) {
+// tooLarge notes (true) a platform `deployctl generate` would refuse as
+// one workflow: a generated WorkflowTemplate over render.MaxObjectBytes.
+// The note goes into the spec's header with the others, and the spec is
+// still written, exit 0: it is the whole translation, checked, and what
+// fixes it is an edit of it (split the platform, generate per stack, move
+// values to a file), which needs the spec; `lint` says the same.
+func (b *builder) tooLarge(out *compile.Output, sizes wfsize.Sizes) bool {
 	for _, a := range compile.Actions {
 		size, known := sizes[a].Known()
 		if !known || size <= render.MaxObjectBytes {
@@ -81,8 +87,9 @@ func (b *builder) tooLarge(out *compile.Output, sizes wfsize.Sizes) {
 		}
 		e := &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + string(a) + ".yaml", Size: size, Apps: len(out.Deploy.Apps())}
 		b.note("`deployctl generate` will refuse this spec as it is: %v", e)
-		return
+		return true
 	}
+	return false
 }
 
 // compileSpec runs the spec through everything `deployctl generate` runs

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 // Document is a loaded, validated spec and the line of every field in it.
@@ -174,16 +175,18 @@ func (d *Document) uncovered(semErr error) Errors {
 
 // parseOne parses exactly one YAML document.
 func parseOne(file string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil {
+	dec := safeyaml.NewDecoder(data)
+	root, err := dec.Next()
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, Errors{{File: file, Line: 1, Msg: "empty file: expected a Platform document"}}
 		}
 		return nil, Errors{yamlError(file, data, err)}
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	if written, _ := safeyaml.Check(root); written > maxNodes {
+		return nil, Errors{{File: file, Line: 1, Msg: fmt.Sprintf("the document has %d values, more than a spec may (%d)", written, maxNodes)}}
+	}
+	if extra, err := dec.Next(); err == nil {
 		return nil, Errors{{File: file, Line: extra.Line, Msg: "expected one YAML document, found another ('---'); put one Platform per file"}}
 	} else if !errors.Is(err, io.EOF) {
 		return nil, Errors{yamlError(file, data, err)}
@@ -191,7 +194,7 @@ func parseOne(file string, data []byte) (*yaml.Node, error) {
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, Errors{{File: file, Line: root.Line, Msg: "expected a mapping (apiVersion, kind, metadata, spec)"}}
 	}
-	return &root, nil
+	return root, nil
 }
 
 // yamlError turns "yaml: line 7: mapping values are not allowed" into a

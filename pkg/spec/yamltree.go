@@ -17,12 +17,9 @@ type tree struct {
 	lines map[string]int
 	errs  Errors
 	file  string
-	// expanding guards against recursive aliases; nodes bounds the work an
-	// alias bomb ("billion laughs") can cause.
-	expanding map[*yaml.Node]bool
-	nodes     int
 	// fatal is set by errors after which the values are not worth
-	// checking further (alias bombs, merge keys, non-string keys).
+	// checking further (merge keys, non-string keys). Alias bombs and
+	// recursive aliases never get here: safeyaml refused them in parseOne.
 	fatal bool
 	// drop: a node's children are dropped once converted, so the nodes
 	// (about 20 times the text) are freed while the values are made, not
@@ -49,18 +46,13 @@ func (t *tree) fail(line int, path, msg string) {
 	t.fatal = true
 }
 
-// maxNodes bounds the values one spec may expand to (aliases included).
+// maxNodes bounds the values one spec may write (what aliases may add on
+// top is safeyaml's bound).
 const maxNodes = 1_000_000
 
 func (t *tree) value(n *yaml.Node, path string) any {
 	if _, seen := t.lines[path]; !seen {
 		t.lines[path] = n.Line
-	}
-	if t.nodes++; t.nodes == maxNodes {
-		t.fail(n.Line, path, "document expands to too many values (alias bomb?)")
-	}
-	if t.nodes >= maxNodes {
-		return nil
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -68,16 +60,7 @@ func (t *tree) value(n *yaml.Node, path string) any {
 			return nil
 		}
 		return t.value(n.Content[0], path)
-	case yaml.AliasNode:
-		if t.expanding == nil {
-			t.expanding = map[*yaml.Node]bool{}
-		}
-		if t.expanding[n.Alias] {
-			t.fail(n.Line, path, "recursive YAML alias")
-			return nil
-		}
-		t.expanding[n.Alias] = true
-		defer delete(t.expanding, n.Alias)
+	case yaml.AliasNode: // bounded and acyclic: safeyaml.Check
 		return t.value(n.Alias, path)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)

@@ -38,3 +38,17 @@ func TestLoadWithAndWithoutAnchors(t *testing.T) {
 		t.Error("the anchored spec loads to another platform than the plain one")
 	}
 }
+
+// An alias bomb (ten levels of ten aliases: 10^10 values from 721 bytes) is
+// refused before anything expands it, at the alias that passed the bound.
+func TestAliasBombRefused(t *testing.T) {
+	_, err := Read("testdata/alias-bomb.yaml")
+	want := "testdata/alias-bomb.yaml:10: invalid YAML: alias expansion exceeds"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want %q…", err, want)
+	}
+	_, err = Load("loop.yaml", []byte("apiVersion: deployctl.dev/v1alpha1\nkind: Platform\nmetadata: &m {name: x, loop: *m}\n"))
+	if err == nil || !strings.Contains(err.Error(), "loop.yaml:3: invalid YAML: recursive YAML alias") {
+		t.Fatalf("recursive alias: %v", err)
+	}
+}

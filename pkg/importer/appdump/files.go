@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
 )
 
 // WriteFiles writes files (path below dir → content) under dir, making
@@ -32,7 +34,7 @@ func Seeds(dir string) ([][]byte, error) {
 		}
 		switch strings.ToLower(filepath.Ext(p)) {
 		case ".yaml", ".yml", ".json":
-			data, err := os.ReadFile(p)
+			data, err := readlimit.ReadFile(p, readlimit.Import)
 			if err != nil {
 				return err
 			}

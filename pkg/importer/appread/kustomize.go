@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 	"github.com/deployctl/deployctl/pkg/importer/argorules"
 )
 
@@ -24,8 +24,9 @@ func kustomizationFile(dir string) string { return argorules.KustomizationFile(d
 // kustomizeRoots are the Kustomize folders to build: those no other one
 // in the input uses (as a resource, base or component), so an overlay is
 // built once with its bases, and a base is not built again on its own.
-// Remote bases and files and Helm charts are refused (no network, no
-// helm), and a root that would reach one is not built.
+// Every path a kustomization names must be local (kustomizepaths.go), and
+// Helm charts are refused (no network, no helm); a root that would reach
+// one is not built.
 func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 	used := map[string]bool{}
 	seen := map[string]bool{}
@@ -55,7 +56,7 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 			return true
 		}
 		var k types.Kustomization
-		if err := yaml.Unmarshal(data, &k); err != nil {
+		if err := safeyaml.UnmarshalJSON(data, &k); err != nil {
 			problem("%s: %v", file, err)
 			return true
 		}
@@ -63,30 +64,20 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 			helm[dir] = &helmFolder{file: file, charts: chartNames(&k), chain: append([]string(nil), stack...)}
 			refused[dir] = true // decided below, once every root is known
 		}
-		refs := append(append(append([]string{}, k.Resources...), k.Bases...), k.Components...) //nolint:staticcheck // Bases: still read by Kustomize
-		// Files Kustomize would also load from a URL.
-		files := append(append(append(append(append([]string{}, k.Crds...), k.Configurations...), k.Generators...), k.Transformers...), k.Validators...)
-		files = append(files, k.OpenAPI["path"])
-		for _, p := range append(k.Patches, k.PatchesJson6902...) { //nolint:staticcheck // PatchesJson6902: still read by Kustomize
-			files = append(files, p.Path)
+		root := in.allowed
+		if root == "" {
+			root = allowedRoot(dir)
 		}
-		for _, p := range k.PatchesStrategicMerge { //nolint:staticcheck // still read by Kustomize
-			files = append(files, string(p))
-		}
-		for _, f := range files {
-			if remote(f) {
-				problem("%s: remote file %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, f, stack[0])
-			}
-		}
-		for _, r := range refs {
-			if remote(r) {
-				problem("%s: remote base %q: the import fetches nothing over the network: build it first: kustomize build %s | deployctl import -", file, r, stack[0])
+		for _, p := range kustomizePaths(&k) {
+			path, isDir, why := localEntry(dir, root, p)
+			if why != "" {
+				problem("%s: %s: %q: %s; the import reads the input's own files only, never the network: "+
+					"build it first: kustomize build %s | deployctl import -", file, p.field, p.entry, why, stack[0])
 				continue
 			}
-			p := filepath.Join(dir, r)
-			if isDir(p) {
-				used[filepath.Clean(p)] = true
-				if walk(filepath.Clean(p)) {
+			if isDir {
+				used[path] = true
+				if walk(path) {
 					refused[dir] = true
 				}
 			}
@@ -105,13 +96,6 @@ func (in *Input) kustomizeRoots(dirs map[string]bool) []string {
 		}
 	}
 	return roots
-}
-
-// remote is Kustomize's notion of a remote resource: a URL or a Git
-// repository reference.
-func remote(r string) bool {
-	return strings.Contains(r, "://") || strings.HasPrefix(r, "git@") || strings.Contains(r, "?ref=") ||
-		strings.HasPrefix(r, "github.com/") || strings.HasPrefix(r, "gitlab.com/") || strings.HasPrefix(r, "bitbucket.org/")
 }
 
 // kustomize builds dir with the Kustomize API (plugins off, files read
@@ -135,8 +119,9 @@ func (in *Input) kustomize(dir, arg, folder string) {
 	in.parse(dir+" (kustomize build output)", folder, out)
 }
 
-// boundedFS counts what Kustomize reads against the argument's bound, and
-// writes nothing.
+// boundedFS counts what Kustomize reads against the argument's bound,
+// reads only regular files inside the allowed root, refuses alias bombs
+// before Kustomize expands them, and writes nothing.
 type boundedFS struct {
 	filesys.FileSystem
 	in   *Input
@@ -145,9 +130,18 @@ type boundedFS struct {
 }
 
 func (f *boundedFS) ReadFile(path string) ([]byte, error) {
+	if abs, err := filepath.Abs(path); err == nil && f.in.allowed != "" {
+		if real, err := filepath.EvalSymlinks(abs); err == nil && !inside(f.in.allowed, real) {
+			return nil, fmt.Errorf("%s: outside %s, the repository or folder imported", path, f.in.allowed)
+		}
+	}
 	data, err := readlimit.ReadFile(path, readlimit.Import)
 	if err != nil {
 		return nil, err
+	}
+	// Kustomize expands aliases as it reads: count them first.
+	if err := safeyaml.CheckAll(data, &f.in.aliases); safeyaml.IsRefused(err) {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !f.in.count(f.arg, int64(len(data))) {
 		f.over = true

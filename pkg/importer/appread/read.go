@@ -25,6 +25,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 	"github.com/deployctl/deployctl/pkg/importer/internal/yamlnode"
@@ -83,10 +84,16 @@ type Input struct {
 	// Problems are the errors found, "file:line: what"; Err joins them.
 	Problems []string
 
-	bytes int64    // read so far for the current input argument
-	size  int64    // parsed in all, every argument (Size)
-	twice []string // Applications read twice, the same both times
-	args  []string // the paths given, as given (unread.go)
+	// allowed is what the current argument's kustomizations may name
+	// (allowedRoot).
+	allowed string
+	// aliases is what YAML aliases may add to the current argument, all
+	// its files and documents together.
+	aliases safeyaml.Budget
+	bytes   int64    // read so far for the current input argument
+	size    int64    // parsed in all, every argument (Size)
+	twice   []string // Applications read twice, the same both times
+	args    []string // the paths given, as given (unread.go)
 }
 
 // Err is every problem found, one a line, or nil.
@@ -118,7 +125,7 @@ func (in *Input) problem(format string, args ...any) {
 func Read(paths []string) (*Input, error) {
 	in := &Input{args: paths}
 	for _, root := range paths {
-		in.bytes = 0
+		in.bytes, in.aliases = 0, safeyaml.Budget{}
 		fi, err := os.Stat(root)
 		if err != nil {
 			in.problem("%v", err)
@@ -186,6 +193,7 @@ func (in *Input) readDir(root string) {
 	for _, dir := range slices.Sorted(maps.Keys(charts)) {
 		in.chart(dir)
 	}
+	in.allowed = allowedRoot(root)
 	for _, dir := range in.kustomizeRoots(kustomizations) {
 		in.kustomize(dir, root, folderOf(dir))
 	}
@@ -298,10 +306,9 @@ func (in *Input) parse(file, folder string, data []byte) {
 
 // parseDocuments parses each YAML document whole.
 func (in *Input) parseDocuments(file, folder string, data []byte) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := safeyaml.NewDecoderWith(data, &in.aliases)
 	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
+		doc, err := dec.Next()
 		if errors.Is(err, io.EOF) {
 			return
 		}

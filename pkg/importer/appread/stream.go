@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 // Streaming a List. `kubectl get applications -A -o yaml` prints one YAML
@@ -95,7 +97,7 @@ func splitList(data []byte) (l itemsLayout, ok bool) {
 // added) when the document is to be parsed whole.
 func (in *Input) parseList(file, folder string, data []byte) bool {
 	l, ok := splitList(data)
-	if !ok || !listWithoutItems(append(append([]byte(nil), data[:l.keyStart]...), data[l.end:]...)) {
+	if !ok || !listWithoutItems(append(append([]byte(nil), data[:l.keyStart]...), data[l.end:]...), &in.aliases) {
 		return false
 	}
 	saved := *in // what came before: items only append to it
@@ -104,7 +106,7 @@ func (in *Input) parseList(file, folder string, data []byte) bool {
 		if i+1 < len(l.starts) {
 			end = l.starts[i+1]
 		}
-		item, ok := parseItem(data[start:end], l.lines[i]-1)
+		item, ok := parseItem(data[start:end], l.lines[i]-1, &in.aliases)
 		if !ok {
 			*in = saved
 			return false
@@ -116,13 +118,13 @@ func (in *Input) parseList(file, folder string, data []byte) bool {
 
 // listWithoutItems: the document without its items is one mapping whose
 // kind is a List, and it decodes.
-func listWithoutItems(head []byte) bool {
-	dec := yaml.NewDecoder(bytes.NewReader(head))
-	var doc, extra yaml.Node
-	if err := dec.Decode(&doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+func listWithoutItems(head []byte, budget *safeyaml.Budget) bool {
+	dec := safeyaml.NewDecoderWith(head, budget)
+	doc, err := dec.Next()
+	if err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return false
 	}
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+	if _, err := dec.Next(); !errors.Is(err, io.EOF) {
 		return false
 	}
 	if _, ok := listHead(listWith(doc.Content[0])); !ok {
@@ -144,13 +146,13 @@ func listWith(head *yaml.Node) *yaml.Node {
 // parseItem parses one item's text ("- ..." and its lines) as the
 // one-entry sequence it is, its lines shifted by offset to the file's; ok
 // only if it parses and decodes as it would in the whole document.
-func parseItem(text []byte, offset int) (*yaml.Node, bool) {
-	dec := yaml.NewDecoder(bytes.NewReader(text))
-	var doc, extra yaml.Node
-	if err := dec.Decode(&doc); err != nil || len(doc.Content) != 1 {
+func parseItem(text []byte, offset int, budget *safeyaml.Budget) (*yaml.Node, bool) {
+	dec := safeyaml.NewDecoderWith(text, budget)
+	doc, err := dec.Next()
+	if err != nil || len(doc.Content) != 1 {
 		return nil, false
 	}
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+	if _, err := dec.Next(); !errors.Is(err, io.EOF) {
 		return nil, false
 	}
 	seq := doc.Content[0]

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deployctl/deployctl/internal/safeyaml"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
 )
 
@@ -88,7 +89,11 @@ func TestStreamFixtures(t *testing.T) {
 
 func sameInput(t *testing.T, got, want *Input) {
 	t.Helper()
-	if !reflect.DeepEqual(got, want) {
+	// What aliases added is counted per parse (an item's document node, the
+	// head's placeholder): the same bound, not the same count.
+	g, w := *got, *want
+	g.aliases, w.aliases = safeyaml.Budget{}, safeyaml.Budget{}
+	if !reflect.DeepEqual(&g, &w) {
 		var g, w []string
 		for _, m := range got.Apps {
 			g = append(g, m.Where()+" "+m.App.Name+" "+string(m.Raw))

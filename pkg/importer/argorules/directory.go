@@ -1,7 +1,6 @@
 package argorules
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -13,7 +12,9 @@ import (
 
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/argo-cd/v2/util/glob"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 var argoManifestFile = regexp.MustCompile(`^.*\.(yaml|yml|json|jsonnet)$`)
@@ -158,7 +159,7 @@ type Object struct {
 // when it does not parse (Argo CD would apply or reject it, never skip it
 // as an Application).
 func ObjectsIn(file string) (objs []Object, ok bool) {
-	data, err := os.ReadFile(filepath.FromSlash(file))
+	data, err := readlimit.ReadFile(filepath.FromSlash(file), readlimit.Import)
 	if err != nil {
 		return nil, false
 	}
@@ -178,17 +179,23 @@ func ObjectsIn(file string) (objs []Object, ok bool) {
 		lo, hi, counts := HookWave(m.Metadata.Annotations)
 		objs = append(objs, Object{APIVersion: m.APIVersion, Kind: m.Kind, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Lo: lo, Hi: hi, Counts: counts})
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	dec := safeyaml.NewDecoder(data)
 	for {
 		var obj struct {
 			meta
 			Items []meta `json:"items"`
 		}
-		err := dec.Decode(&obj)
+		doc, err := dec.Next()
 		if errors.Is(err, io.EOF) {
 			return objs, true
 		}
 		if err != nil {
+			return objs, false
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		if err := safeyaml.DecodeJSON(doc.Content[0], &obj); err != nil {
 			return objs, false
 		}
 		if strings.HasSuffix(obj.Kind, "List") && obj.Items != nil {

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/liveflags"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/deps"
@@ -197,7 +198,7 @@ func readWaves(path string) (map[string]plan.AppWave, error) {
 	}
 	// YAML 1.2 (yaml.v3): an app named y or no stays a string.
 	var raw map[string]yaml.Node
-	if err := yaml.Unmarshal(data, &raw); err != nil {
+	if err := safeyaml.Unmarshal(data, &raw); err != nil {
 		return nil, bad(err)
 	}
 	waves := map[string]plan.AppWave{}
@@ -290,8 +291,8 @@ const maxAppSeconds = 24 * 60 * 60
 // durationLine finds the line of components[i].durationSeconds (JSON is
 // YAML, and yaml.v3 keeps lines); 0 if it cannot.
 func durationLine(data []byte, i int) int {
-	var doc yaml.Node
-	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+	doc, err := safeyaml.Node(data)
+	if err != nil || len(doc.Content) == 0 {
 		return 0
 	}
 	comps := mapValue(doc.Content[0], "components")

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 // Item is n as the one item of a block sequence.
@@ -23,11 +25,7 @@ func Nodes(v any) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(raw, &root); err != nil {
-		return nil, err
-	}
-	return &root, nil
+	return safeyaml.Node(raw)
 }
 
 // listPlaceholder stands for a list's items while the rest is encoded.
