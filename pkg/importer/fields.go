@@ -7,9 +7,9 @@ import (
 )
 
 // The Application fields the spec mirrors one to one, converted back: the
-// sync policy (automated, retry, managed namespace metadata), spec.info,
-// helm.skipCrds and kustomize.patches. pkg/compile turns them into the same
-// Argo CD fields again, which the round trip checks.
+// sync policy (automated, retry, managed namespace metadata) and spec.info
+// (sources convert by their JSON: build.go's source). pkg/compile turns
+// them into the same Argo CD fields again, which the round trip checks.
 
 // syncPolicyOf is an Application's sync policy without its sync options
 // (the spec keeps those beside it); nil when there is none.
@@ -41,21 +41,6 @@ func infoOf(a *appv1.Application) []spec.Info {
 	var out []spec.Info
 	for _, i := range a.Spec.Info {
 		out = append(out, spec.Info{Name: i.Name, Value: i.Value})
-	}
-	return out
-}
-
-func kustomizePatches(ps appv1.KustomizePatches) []spec.KustomizePatch {
-	var out []spec.KustomizePatch
-	for _, p := range ps {
-		sp := spec.KustomizePatch{Path: p.Path, Patch: p.Patch, Options: p.Options}
-		if t := p.Target; t != nil {
-			sp.Target = &spec.KustomizeSelector{
-				Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
-				AnnotationSelector: t.AnnotationSelector, LabelSelector: t.LabelSelector,
-			}
-		}
-		out = append(out, sp)
 	}
 	return out
 }

@@ -417,10 +417,9 @@ func TestLossyApplications(t *testing.T) {
 		got[d.App] = append(got[d.App], d.Field)
 	}
 	want := map[string][]string{
-		"web-frontend":        {"metadata.name", "spec.revisionHistoryLimit"},
-		"db":                  {"spec.source.helm.version"},
+		"web-frontend":        {"metadata.name"},
 		"db-team-a":           {"metadata.name"},
-		"app-deployctl-tools": {"metadata.name", "spec.source.plugin"},
+		"app-deployctl-tools": {"metadata.name"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("differences %v\nwant %v", got, want)
@@ -448,7 +447,9 @@ func TestLossyApplications(t *testing.T) {
 		"backoff: {duration: 5s, factor: 2, maxDuration: 3m}",
 		"labels: {team: web}",
 		"- {name: owner, value: web-team}",
-		"helm: {releaseName: db, skipCrds: true}",
+		"helm: {releaseName: db, version: v3, skipCrds: true}",
+		"plugin: {name: envsubst}",
+		"revisionHistoryLimit: 3",
 		"applicationNamespace: team-a",
 	} {
 		if !bytes.Contains(r.YAML, []byte(want)) {

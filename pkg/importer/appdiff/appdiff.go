@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 )
 
 // Difference is one field in which an app's generated Application differs
@@ -51,18 +53,43 @@ func Dropped(key string, list []string) bool {
 func Comparable(obj map[string]any, dropLabels, dropAnn []string) any {
 	md, _ := obj["metadata"].(map[string]any)
 	v := map[string]any{
+		"spec": argoSpec(obj["spec"]),
 		"metadata": map[string]any{
 			"name":        md["name"],
 			"namespace":   md["namespace"],
 			"labels":      without(md["labels"], dropLabels),
 			"annotations": without(md["annotations"], dropAnn),
 		},
-		"spec": obj["spec"],
 	}
 	raw, _ := json.Marshal(v)
 	var out any
 	_ = json.Unmarshal(raw, &out)
 	return Prune(out)
+}
+
+// DefaultRevisionHistoryLimit is Argo CD's: an Application that sets it
+// says what one without it means.
+const DefaultRevisionHistoryLimit = appv1.RevisionHistoryLimit
+
+// argoSpec is an Application spec as Argo CD reads it: without source when
+// sources is set (Argo CD ignores it), without a revisionHistoryLimit equal
+// to Argo CD's default.
+func argoSpec(s any) any {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return s
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	if srcs, _ := m["sources"].([]any); len(srcs) > 0 {
+		delete(out, "source")
+	}
+	if l, ok := m["revisionHistoryLimit"].(float64); ok && l == DefaultRevisionHistoryLimit {
+		delete(out, "revisionHistoryLimit")
+	}
+	return out
 }
 
 func without(m any, drop []string) map[string]any {
