@@ -478,6 +478,10 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 			"that uses it builds (its folder, or kustomize build DIR | deployctl import -); else give it a source", file, line, where, name)
 		return false
 	}
+	if miss := appdiff.MissingRequired(obj); len(miss) > 0 {
+		in.problem("%s:%d%s: not a valid Application %s: no %s (Argo CD's Application CRD requires it; Kubernetes refuses the Application)", file, line, where, name, strings.Join(miss, ", no "))
+		return false
+	}
 	view, err := json.Marshal(appdiff.Comparable(obj, nil, nil))
 	if err != nil {
 		in.problem("%s:%d%s: Application %s: %v", file, line, where, name, err)
