@@ -168,7 +168,7 @@ func (b *builder) defaults(d *spec.Defaults) {
 	var opts, pols []string
 	for _, a := range b.apps {
 		opts = append(opts, keyOf(syncOptions(a.m.App)))
-		pols = append(pols, keyOf(syncPolicyOf(a.m.App)))
+		pols = append(pols, keyOf(syncPolicyOf(a.m)))
 	}
 	if k, n := mostCommon(opts); 2*n >= len(b.apps) && n >= 2 && k != "null" {
 		_ = json.Unmarshal([]byte(k), &d.SyncOptions)
@@ -243,7 +243,7 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 	default:
 		out.SyncOptions = opts
 	}
-	if sp := syncPolicyOf(src); keyOf(sp) != keyOf(d.SyncPolicy) {
+	if sp := syncPolicyOf(a.m); keyOf(sp) != keyOf(d.SyncPolicy) {
 		if sp == nil {
 			sp = &spec.SyncPolicy{} // `syncPolicy: {}`: not the default's
 		}

@@ -3,6 +3,8 @@ package importer
 import (
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 
+	"github.com/deployctl/deployctl/pkg/importer/appread"
+
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -12,14 +14,19 @@ import (
 // them into the same Argo CD fields again, which the round trip checks.
 
 // syncPolicyOf is an Application's sync policy without its sync options
-// (the spec keeps those beside it); nil when there is none.
-func syncPolicyOf(a *appv1.Application) *spec.SyncPolicy {
+// (the spec keeps those beside it); nil when there is none. Argo CD 3's
+// `automated: {enabled: false}` (automation off, its options kept) is
+// not in the linked v2 types: read from the manifest, it leaves automated
+// out, so the import never turns on a sync Argo CD has off (the round
+// trip reports the field as lost).
+func syncPolicyOf(m *appread.Manifest) *spec.SyncPolicy {
+	a := m.App
 	sp := a.Spec.SyncPolicy
 	if sp == nil {
 		return nil
 	}
 	out := &spec.SyncPolicy{}
-	if at := sp.Automated; at != nil {
+	if at := sp.Automated; at != nil && !automationOff(m.View()) {
 		out.Automated = &spec.Automated{Prune: at.Prune, SelfHeal: at.SelfHeal, AllowEmpty: at.AllowEmpty}
 	}
 	if r := sp.Retry; r != nil {
@@ -35,6 +42,15 @@ func syncPolicyOf(a *appv1.Application) *spec.SyncPolicy {
 		return nil
 	}
 	return out
+}
+
+// automationOff: spec.syncPolicy.automated.enabled is false.
+func automationOff(obj map[string]any) bool {
+	s, _ := obj["spec"].(map[string]any)
+	sp, _ := s["syncPolicy"].(map[string]any)
+	at, _ := sp["automated"].(map[string]any)
+	on, ok := at["enabled"].(bool)
+	return ok && !on
 }
 
 func infoOf(a *appv1.Application) []spec.Info {

@@ -124,3 +124,36 @@ func TestSourceBesideSourcesDropped(t *testing.T) {
 		t.Errorf("spec:\n%s", r.YAML)
 	}
 }
+
+// What the spec does not model (README "Import"): Argo CD 3 fields the
+// linked v2 Application has no place for, and the source hydrator. Each is
+// reported as lost, and `automated: {enabled: false}` never becomes an
+// automated sync.
+func TestNotModelledReported(t *testing.T) {
+	for _, tc := range []struct{ name, source, spec, field string }{
+		{"source.tagPrefix", "    path: p\n    tagPrefix: v\n", "", "spec.source.tagPrefix"},
+		{"kustomize.ignoreMissingComponents", "    path: p\n    kustomize: {namePrefix: a-, ignoreMissingComponents: true}\n", "", "spec.source.kustomize.ignoreMissingComponents"},
+		{"kustomize.labelIncludeTemplates", "    path: p\n    kustomize: {namePrefix: a-, labelIncludeTemplates: true}\n", "", "spec.source.kustomize.labelIncludeTemplates"},
+		{"directory.disableExtensionFilter", "    path: p\n    directory: {recurse: true, disableExtensionFilter: true}\n", "", "spec.source.directory.disableExtensionFilter"},
+		{"retry.refresh", "    path: p\n", "  syncPolicy: {retry: {limit: 2, refresh: true}}\n", "spec.syncPolicy.retry.refresh"},
+		{"automated.enabled: false", "    path: p\n", "  syncPolicy: {automated: {enabled: false, prune: true}, syncOptions: [CreateNamespace=true]}\n", "spec.syncPolicy.automated"},
+		{"sourceHydrator", "    path: p\n", "  sourceHydrator: {drySource: {repoURL: r, path: p, targetRevision: main}, syncSource: {targetBranch: env, path: p}}\n", "spec.sourceHydrator"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := importApps(t, oneApp(tc.source, tc.spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fields []string
+			for _, d := range r.Differences {
+				fields = append(fields, d.Field)
+			}
+			if len(fields) != 1 || fields[0] != tc.field {
+				t.Errorf("lost %v, want [%s]", fields, tc.field)
+			}
+			if a := r.Platform.Spec.Stacks[0].Apps[0]; strings.Contains(tc.spec, "enabled: false") && a.SyncPolicy != nil && a.SyncPolicy.Automated != nil {
+				t.Errorf("automation that Argo CD has off is on:\n%s", r.YAML)
+			}
+		})
+	}
+}

@@ -103,6 +103,10 @@ func without(m any, drop []string) map[string]any {
 	return out
 }
 
+// offSwitches are the booleans whose false is not Argo CD's default:
+// Argo CD 3's `automated: {enabled: false}` turns automated sync off.
+var offSwitches = map[string]bool{"enabled": true}
+
 // presence are the Application fields whose empty object still means
 // something to Argo CD: `automated: {}` turns automated sync on, and
 // `managedNamespaceMetadata: {}` has Argo CD manage the namespace's
@@ -110,7 +114,7 @@ func without(m any, drop []string) map[string]any {
 var presence = map[string]bool{"automated": true, "managedNamespaceMetadata": true}
 
 // Prune drops empty values, recursively; nil when v itself is empty. An
-// empty presence field stays (as {}).
+// empty presence field stays (as {}), and an off switch's false.
 func Prune(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -120,6 +124,8 @@ func Prune(v any) any {
 				out[k] = p
 			} else if _, isMap := e.(map[string]any); isMap && presence[k] {
 				out[k] = map[string]any{}
+			} else if b, isBool := e.(bool); isBool && !b && offSwitches[k] {
+				out[k] = false
 			}
 		}
 		if len(out) == 0 {
