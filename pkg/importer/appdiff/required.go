@@ -3,7 +3,27 @@ package appdiff
 import (
 	"fmt"
 	"strings"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 )
+
+// Invalid says why Kubernetes refuses an Application (as read, JSON, not
+// pruned): its name is not a DNS subdomain (the rule for a custom
+// resource's name), or a key the CRD requires is missing. Empty when it
+// would be created.
+func Invalid(obj map[string]any) []string {
+	var out []string
+	md, _ := obj["metadata"].(map[string]any)
+	if name, _ := md["name"].(string); name != "" {
+		for _, m := range apivalidation.NameIsDNSSubdomain(name, false) {
+			out = append(out, fmt.Sprintf("metadata.name %q: %s", name, m))
+		}
+	}
+	for _, f := range MissingRequired(obj) {
+		out = append(out, "no "+f+" (Argo CD's Application CRD requires it)")
+	}
+	return out
+}
 
 // requiredKeys are the keys Argo CD's Application CRD requires (v3.6),
 // where the typed Application cannot tell them from empty: an Application

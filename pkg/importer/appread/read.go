@@ -478,8 +478,8 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 			"that uses it builds (its folder, or kustomize build DIR | deployctl import -); else give it a source", file, line, where, name)
 		return false
 	}
-	if miss := appdiff.MissingRequired(obj); len(miss) > 0 {
-		in.problem("%s:%d%s: not a valid Application %s: no %s (Argo CD's Application CRD requires it; Kubernetes refuses the Application)", file, line, where, name, strings.Join(miss, ", no "))
+	if why := appdiff.Invalid(obj); len(why) > 0 {
+		in.problem("%s:%d%s: not a valid Application %s, Kubernetes refuses it: %s", file, line, where, name, strings.Join(why, "; "))
 		return false
 	}
 	view, err := json.Marshal(appdiff.Comparable(obj, nil, nil))

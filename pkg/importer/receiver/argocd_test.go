@@ -138,8 +138,14 @@ func sourceOf(s *appv1.ApplicationSource) []appv1.ApplicationSource {
 // those Argo CD and Kustomize put on what they create.
 func kubernetesRefuses(app *appv1.Application) []string {
 	var errs field.ErrorList
-	errs = append(errs, metav1validation.ValidateLabels(app.Labels, field.NewPath("metadata", "labels"))...)
-	errs = append(errs, apivalidation.ValidateAnnotations(app.Annotations, field.NewPath("metadata", "annotations"))...)
+	// A custom resource's name: what the API server's ValidateObjectMeta
+	// applies to it.
+	// A file without a namespace is applied into the one the client names.
+	md := app.ObjectMeta.DeepCopy()
+	if md.Namespace == "" {
+		md.Namespace = "argocd"
+	}
+	errs = append(errs, apivalidation.ValidateObjectMeta(md, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 	ns := func(v string, p *field.Path) {
 		if v == "" {
 			return
@@ -148,7 +154,6 @@ func kubernetesRefuses(app *appv1.Application) []string {
 			errs = append(errs, field.Invalid(p, v, m))
 		}
 	}
-	ns(app.Namespace, field.NewPath("metadata", "namespace"))
 	ns(app.Spec.Destination.Namespace, field.NewPath("spec", "destination", "namespace"))
 	if sp := app.Spec.SyncPolicy; sp != nil && sp.ManagedNamespaceMetadata != nil {
 		p := field.NewPath("spec", "syncPolicy", "managedNamespaceMetadata")
