@@ -73,7 +73,8 @@ const DefaultRevisionHistoryLimit = appv1.RevisionHistoryLimit
 
 // argoSpec is an Application spec as Argo CD reads it: without source when
 // sources is set (Argo CD ignores it), without a revisionHistoryLimit equal
-// to Argo CD's default.
+// to Argo CD's default, and with an empty project as the one Argo CD reads
+// (ApplicationSpec.GetProject: "default").
 func argoSpec(s any) any {
 	m, ok := s.(map[string]any)
 	if !ok {
@@ -88,6 +89,9 @@ func argoSpec(s any) any {
 	}
 	if l, ok := m["revisionHistoryLimit"].(float64); ok && l == DefaultRevisionHistoryLimit {
 		delete(out, "revisionHistoryLimit")
+	}
+	if p, _ := m["project"].(string); p == "" {
+		out["project"] = appv1.DefaultAppProjectName
 	}
 	return out
 }

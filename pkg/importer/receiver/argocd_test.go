@@ -155,6 +155,13 @@ func kubernetesRefuses(app *appv1.Application) []string {
 		}
 	}
 	ns(app.Spec.Destination.Namespace, field.NewPath("spec", "destination", "namespace"))
+	// The project names an AppProject, a custom resource ("" is Argo CD's
+	// "default").
+	if p := app.Spec.Project; p != "" {
+		for _, m := range apivalidation.NameIsDNSSubdomain(p, false) {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "project"), p, m))
+		}
+	}
 	if sp := app.Spec.SyncPolicy; sp != nil && sp.ManagedNamespaceMetadata != nil {
 		p := field.NewPath("spec", "syncPolicy", "managedNamespaceMetadata")
 		errs = append(errs, metav1validation.ValidateLabels(sp.ManagedNamespaceMetadata.Labels, p.Child("labels"))...)

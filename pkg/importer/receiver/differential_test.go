@@ -130,7 +130,7 @@ var fields = [][]string{
 	{"spec", "syncPolicy", "managedNamespaceMetadata", "labels", "team"}, {"spec", "syncPolicy", "managedNamespaceMetadata", "labels", "=key"},
 	{"spec", "syncPolicy", "managedNamespaceMetadata", "annotations", "=key"},
 	{"metadata", "labels", "team"}, {"metadata", "labels", "=key"}, {"metadata", "annotations", "=key"},
-	{"metadata", "name"}, {"metadata", "namespace"},
+	{"metadata", "name"}, {"metadata", "namespace"}, {"spec", "project"},
 }
 
 // nonEmpty are fields where "" meets a rule of Argo CD's Go validation
