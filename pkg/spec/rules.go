@@ -421,20 +421,6 @@ func (d *Document) checkReceivers(errs *Errors) {
 	}
 }
 
-// checkJSONPointer is RFC 6901, which Argo CD's ignoreDifferences applies
-// as a JSON patch "remove" path: "/a/b", with "~" only as "~0" or "~1".
-func checkJSONPointer(p string) error {
-	if p != "" && !strings.HasPrefix(p, "/") {
-		return fmt.Errorf("%q is not a JSON pointer: it must start with /", p)
-	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '~' && (i+1 == len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
-			return fmt.Errorf("%q is not a JSON pointer: ~ must be followed by 0 or 1", p)
-		}
-	}
-	return nil
-}
-
 // checkServer is host:port of the Argo CD API: a DNS name or an IP address
 // and a TCP port. It reaches a workflow parameter.
 func checkServer(v string) error {
