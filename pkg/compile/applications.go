@@ -2,10 +2,10 @@ package compile
 
 import (
 	"encoding/json"
+	"fmt"
 
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -67,6 +67,7 @@ func application(p *spec.Platform, stack string, a *spec.App) (*Application, err
 		}
 		app.Spec.Source = s
 	}
+	app.Spec.RevisionHistoryLimit = a.RevisionHistoryLimit
 	for _, i := range a.Info {
 		app.Spec.Info = append(app.Spec.Info, appv1.Info{Name: i.Name, Value: i.Value})
 	}
@@ -101,50 +102,25 @@ func syncPolicy(sp *spec.SyncPolicy, opts []string) *appv1.SyncPolicy {
 	return out
 }
 
+// source converts one source. The spec's source fields are Argo CD's, by
+// name and shape (pkg/spec), so they convert by their JSON: every field the
+// spec has reaches the Application, none by a hand-written copy that could
+// forget one.
 func source(s *spec.Source) (*appv1.ApplicationSource, error) {
-	out := &appv1.ApplicationSource{
-		RepoURL:        s.RepoURL,
-		TargetRevision: s.TargetRevision,
-		Path:           s.Path,
-		Chart:          s.Chart,
-		Ref:            s.Ref,
-	}
-	if h := s.Helm; h != nil {
-		out.Helm = &appv1.ApplicationSourceHelm{ReleaseName: h.ReleaseName, ValueFiles: h.ValueFiles, Values: h.Values, SkipCrds: h.SkipCrds}
-		for _, p := range h.Parameters {
-			out.Helm.Parameters = append(out.Helm.Parameters, appv1.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
-		}
-		if h.ValuesObject != nil {
-			raw, err := json.Marshal(h.ValuesObject)
-			if err != nil {
-				return nil, err
-			}
-			out.Helm.ValuesObject = &runtime.RawExtension{Raw: raw}
-		}
-	}
-	if k := s.Kustomize; k != nil {
-		out.Kustomize = &appv1.ApplicationSourceKustomize{NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, CommonLabels: k.CommonLabels}
-		for _, img := range k.Images {
-			out.Kustomize.Images = append(out.Kustomize.Images, appv1.KustomizeImage(img))
-		}
-		for _, p := range k.Patches {
-			kp := appv1.KustomizePatch{Path: p.Path, Patch: p.Patch, Options: p.Options}
-			if t := p.Target; t != nil {
-				kp.Target = &appv1.KustomizeSelector{
-					KustomizeResId: appv1.KustomizeResId{
-						KustomizeGvk: appv1.KustomizeGvk{Group: t.Group, Version: t.Version, Kind: t.Kind},
-						Name:         t.Name, Namespace: t.Namespace,
-					},
-					AnnotationSelector: t.AnnotationSelector, LabelSelector: t.LabelSelector,
-				}
-			}
-			out.Kustomize.Patches = append(out.Kustomize.Patches, kp)
-		}
-	}
-	if d := s.Directory; d != nil {
-		out.Directory = &appv1.ApplicationSourceDirectory{Recurse: d.Recurse, Include: d.Include, Exclude: d.Exclude}
+	out := &appv1.ApplicationSource{}
+	if err := viaJSON(s, out); err != nil {
+		return nil, fmt.Errorf("source %s: %w", s.RepoURL, err)
 	}
 	return out, nil
+}
+
+// viaJSON converts between types with the same JSON fields.
+func viaJSON(in, out any) error {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
 }
 
 // rootApplication is the GitOps handoff: an app-of-apps over the generated

@@ -103,6 +103,11 @@ func (b *builder) platform() error {
 		sort.Strings(b.dropped[k])
 		b.note("%s left out of %s: %s", k, words.Plural(len(b.dropped[k]), "app"), words.Summarize(b.dropped[k], 6))
 	}
+	if n := len(b.ignoredSource); n > 0 {
+		sort.Strings(b.ignoredSource)
+		b.note("%s set spec.source beside spec.sources: Argo CD ignores source when sources is set, so it is dropped as Argo CD drops it: %s",
+			words.Plural(n, "app"), words.Summarize(b.ignoredSource, 6))
+	}
 	if noFinalizer > 0 {
 		b.note("%s had no resources finalizer: deployctl's Applications have it, so teardown deletes their resources (cascade)", words.Plural(noFinalizer, "app"))
 	}
@@ -163,7 +168,7 @@ func (b *builder) defaults(d *spec.Defaults) {
 	var opts, pols []string
 	for _, a := range b.apps {
 		opts = append(opts, keyOf(syncOptions(a.m.App)))
-		pols = append(pols, keyOf(syncPolicyOf(a.m.App)))
+		pols = append(pols, keyOf(syncPolicyOf(a.m)))
 	}
 	if k, n := mostCommon(opts); 2*n >= len(b.apps) && n >= 2 && k != "null" {
 		_ = json.Unmarshal([]byte(k), &d.SyncOptions)
@@ -238,13 +243,19 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 	default:
 		out.SyncOptions = opts
 	}
-	if sp := syncPolicyOf(src); keyOf(sp) != keyOf(d.SyncPolicy) {
+	if sp := syncPolicyOf(a.m); keyOf(sp) != keyOf(d.SyncPolicy) {
 		if sp == nil {
 			sp = &spec.SyncPolicy{} // `syncPolicy: {}`: not the default's
 		}
 		out.SyncPolicy = sp
 	}
 	out.Info = infoOf(src)
+	if l := src.Spec.RevisionHistoryLimit; l != nil && *l != appdiff.DefaultRevisionHistoryLimit {
+		out.RevisionHistoryLimit = l
+	}
+	if multi && src.Spec.Source != nil && !a.self {
+		b.ignoredSource = append(b.ignoredSource, a.name)
+	}
 	for _, id := range src.Spec.IgnoreDifferences {
 		out.IgnoreDifferences = append(out.IgnoreDifferences, spec.IgnoreDifference{
 			Group: id.Group, Kind: id.Kind, Name: id.Name, Namespace: id.Namespace,
@@ -310,28 +321,20 @@ func source(s appv1.ApplicationSource, def *spec.Source, multi bool) (spec.Sourc
 			out.TargetRevision = ""
 		}
 	}
-	if h := s.Helm; h != nil {
-		sh := &spec.Helm{ReleaseName: h.ReleaseName, ValueFiles: h.ValueFiles, Values: h.Values, SkipCrds: h.SkipCrds}
-		for _, p := range h.Parameters {
-			sh.Parameters = append(sh.Parameters, spec.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
+	// The spec's source is Argo CD's, field for field (pkg/spec): what
+	// the spec's types do not have is found by the round trip.
+	if h := s.Helm; h != nil && h.ValuesObject != nil && len(h.ValuesObject.Raw) > 0 {
+		var obj map[string]any
+		if err := json.Unmarshal(h.ValuesObject.Raw, &obj); err != nil {
+			return out, fmt.Errorf("helm.valuesObject is not an object: %w", err)
 		}
-		if h.ValuesObject != nil && len(h.ValuesObject.Raw) > 0 {
-			if err := json.Unmarshal(h.ValuesObject.Raw, &sh.ValuesObject); err != nil {
-				return out, fmt.Errorf("helm.valuesObject is not an object: %w", err)
-			}
-		}
-		out.Helm = sh
 	}
-	if k := s.Kustomize; k != nil {
-		sk := &spec.Kustomize{NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, CommonLabels: k.CommonLabels, Patches: kustomizePatches(k.Patches)}
-		for _, img := range k.Images {
-			sk.Images = append(sk.Images, string(img))
-		}
-		out.Kustomize = sk
+	var opts spec.Source
+	raw, _ := json.Marshal(appv1.ApplicationSource{Helm: s.Helm, Kustomize: s.Kustomize, Directory: s.Directory, Plugin: s.Plugin})
+	if err := json.Unmarshal(raw, &opts); err != nil {
+		return out, fmt.Errorf("helm, kustomize, directory or plugin: %w", err)
 	}
-	if dir := s.Directory; dir != nil {
-		out.Directory = &spec.Directory{Recurse: dir.Recurse, Include: dir.Include, Exclude: dir.Exclude}
-	}
+	out.Name, out.Helm, out.Kustomize, out.Directory, out.Plugin = s.Name, opts.Helm, opts.Kustomize, opts.Directory, opts.Plugin
 	return out, nil
 }
 

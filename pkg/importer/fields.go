@@ -3,23 +3,30 @@ package importer
 import (
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 
+	"github.com/deployctl/deployctl/pkg/importer/appread"
+
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // The Application fields the spec mirrors one to one, converted back: the
-// sync policy (automated, retry, managed namespace metadata), spec.info,
-// helm.skipCrds and kustomize.patches. pkg/compile turns them into the same
-// Argo CD fields again, which the round trip checks.
+// sync policy (automated, retry, managed namespace metadata) and spec.info
+// (sources convert by their JSON: build.go's source). pkg/compile turns
+// them into the same Argo CD fields again, which the round trip checks.
 
 // syncPolicyOf is an Application's sync policy without its sync options
-// (the spec keeps those beside it); nil when there is none.
-func syncPolicyOf(a *appv1.Application) *spec.SyncPolicy {
+// (the spec keeps those beside it); nil when there is none. Argo CD 3's
+// `automated: {enabled: false}` (automation off, its options kept) is
+// not in the linked v2 types: read from the manifest, it leaves automated
+// out, so the import never turns on a sync Argo CD has off (the round
+// trip reports the field as lost).
+func syncPolicyOf(m *appread.Manifest) *spec.SyncPolicy {
+	a := m.App
 	sp := a.Spec.SyncPolicy
 	if sp == nil {
 		return nil
 	}
 	out := &spec.SyncPolicy{}
-	if at := sp.Automated; at != nil {
+	if at := sp.Automated; at != nil && !automationOff(m.View()) {
 		out.Automated = &spec.Automated{Prune: at.Prune, SelfHeal: at.SelfHeal, AllowEmpty: at.AllowEmpty}
 	}
 	if r := sp.Retry; r != nil {
@@ -37,25 +44,19 @@ func syncPolicyOf(a *appv1.Application) *spec.SyncPolicy {
 	return out
 }
 
+// automationOff: spec.syncPolicy.automated.enabled is false.
+func automationOff(obj map[string]any) bool {
+	s, _ := obj["spec"].(map[string]any)
+	sp, _ := s["syncPolicy"].(map[string]any)
+	at, _ := sp["automated"].(map[string]any)
+	on, ok := at["enabled"].(bool)
+	return ok && !on
+}
+
 func infoOf(a *appv1.Application) []spec.Info {
 	var out []spec.Info
 	for _, i := range a.Spec.Info {
 		out = append(out, spec.Info{Name: i.Name, Value: i.Value})
-	}
-	return out
-}
-
-func kustomizePatches(ps appv1.KustomizePatches) []spec.KustomizePatch {
-	var out []spec.KustomizePatch
-	for _, p := range ps {
-		sp := spec.KustomizePatch{Path: p.Path, Patch: p.Patch, Options: p.Options}
-		if t := p.Target; t != nil {
-			sp.Target = &spec.KustomizeSelector{
-				Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
-				AnnotationSelector: t.AnnotationSelector, LabelSelector: t.LabelSelector,
-			}
-		}
-		out = append(out, sp)
 	}
 	return out
 }

@@ -236,6 +236,8 @@ type builder struct {
 	apps  []*app // the ones that become spec apps
 	// dropped counts the metadata keys left out, per key.
 	dropped map[string][]string
+	// ignoredSource: apps whose spec.source Argo CD ignores (sources set).
+	ignoredSource []string
 	// emptySyncOptions are apps that must say `syncOptions: []` to not
 	// inherit spec.defaults.syncOptions.
 	emptySyncOptions map[string]bool

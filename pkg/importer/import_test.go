@@ -417,10 +417,9 @@ func TestLossyApplications(t *testing.T) {
 		got[d.App] = append(got[d.App], d.Field)
 	}
 	want := map[string][]string{
-		"web-frontend":        {"metadata.name", "spec.revisionHistoryLimit"},
-		"db":                  {"spec.source.helm.version"},
+		"web-frontend":        {"metadata.name"},
 		"db-team-a":           {"metadata.name"},
-		"app-deployctl-tools": {"metadata.name", "spec.source.plugin"},
+		"app-deployctl-tools": {"metadata.name"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("differences %v\nwant %v", got, want)
@@ -448,7 +447,9 @@ func TestLossyApplications(t *testing.T) {
 		"backoff: {duration: 5s, factor: 2, maxDuration: 3m}",
 		"labels: {team: web}",
 		"- {name: owner, value: web-team}",
-		"helm: {releaseName: db, skipCrds: true}",
+		"helm: {releaseName: db, version: v3, skipCrds: true}",
+		"plugin: {name: envsubst}",
+		"revisionHistoryLimit: 3",
 		"applicationNamespace: team-a",
 	} {
 		if !bytes.Contains(r.YAML, []byte(want)) {
@@ -471,10 +472,14 @@ func TestImportErrors(t *testing.T) {
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "no Argo CD Application found"},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {project: default, destination: {namespace: a}}\n",
 			"in.yaml:1: Application a has no spec.source or spec.sources: if it is a Kustomize patch"},
-		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r, chart: c}, destination: {namespace: a}}\n",
+		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {project: default, source: {repoURL: r, chart: c}, destination: {namespace: a}}\n",
 			`chart "c" has no targetRevision`},
-		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r}, destination: {namespace: a}}\n",
+		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {project: default, source: {repoURL: r}, destination: {namespace: a}}\n",
 			"has no path or chart"},
+		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec: {source: {repoURL: r, path: p}, info: [{name: a}]}\n",
+			"in.yaml:1: not a valid Application a, Kubernetes refuses it: no spec.destination (Argo CD's Application CRD requires it); no spec.project (Argo CD's Application CRD requires it); no spec.info[0].value"},
+		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: Web_App, namespace: argocd}\nspec: {project: default, source: {repoURL: r, path: p}, destination: {namespace: a}}\n",
+			`in.yaml:1: not a valid Application Web_App, Kubernetes refuses it: metadata.name "Web_App": a lowercase RFC 1123 subdomain`},
 		{"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {namespace: argocd}\nspec: {}\n", "without metadata.name"},
 		{"kind: List\nitems: [3]\n", "in.yaml:2 items[0]: not an object (a scalar)"},
 		{"a: [", "in.yaml:1: YAML: did not find expected node content"},

@@ -133,6 +133,12 @@ func mergeSource(def, own *Source) Source {
 	if own.Directory != nil {
 		s.Directory = own.Directory
 	}
+	if own.Plugin != nil {
+		s.Plugin = own.Plugin
+	}
+	if own.Name != "" {
+		s.Name = own.Name
+	}
 	return s
 }
 

@@ -219,11 +219,9 @@ func checkRepoURL(v string) error {
 }
 
 // checkRepoPath is Argo CD's rule for a source path: relative, inside the
-// repository (the repo server refuses absolute and escaping paths).
+// repository (the repo server, util/app/path.Path, refuses absolute and
+// escaping paths).
 func checkRepoPath(p string) error {
-	if strings.ContainsFunc(p, unicode.IsControl) {
-		return fmt.Errorf("%q must not contain control characters", p)
-	}
 	if path.IsAbs(p) || p == ".." || strings.HasPrefix(path.Clean(p), "../") {
 		return fmt.Errorf("%q must be a relative path inside the repository", p)
 	}
@@ -306,6 +304,10 @@ func (d *Document) checkReceivers(errs *Errors) {
 	// Defaults and apps.
 	if def := s.Defaults.Source; def != nil {
 		d.checkSourceValues(errs, "spec.defaults.source", def)
+		if s.Events != nil && def.TargetRevision != "" {
+			// The events' branch when the webhook names none.
+			add("spec.defaults.source.targetRevision", checkText(def.TargetRevision))
+		}
 	}
 	if dst := s.Defaults.Destination; dst != nil {
 		d.checkDestination(errs, "spec.defaults.destination", dst)
@@ -323,10 +325,16 @@ func (d *Document) checkReceivers(errs *Errors) {
 			if a.Source != nil {
 				d.checkSourceValues(errs, ap+".source", a.Source)
 			}
-			refs := map[string]int{}
+			refs, names := map[string]int{}, map[string]int{}
 			for k := range a.Sources {
 				sp := fmt.Sprintf("%s.sources[%d]", ap, k)
 				d.checkSourceValues(errs, sp, &a.Sources[k])
+				if n := a.Sources[k].Name; n != "" {
+					if prev, dup := names[n]; dup {
+						add(sp+".name", fmt.Errorf("name %q is already used by sources[%d]: Argo CD refuses an Application with two sources of one name", n, prev))
+					}
+					names[n] = k
+				}
 				if ref := a.Sources[k].Ref; ref != "" {
 					if prev, dup := refs[ref]; dup {
 						add(sp+".ref", fmt.Errorf("ref %q is already used by sources[%d]: Argo CD needs each ref once", ref, prev))
@@ -337,19 +345,11 @@ func (d *Document) checkReceivers(errs *Errors) {
 			if a.Destination != nil {
 				d.checkDestination(errs, ap+".destination", a.Destination)
 			}
-			for k, ig := range a.IgnoreDifferences {
-				ip := fmt.Sprintf("%s.ignoreDifferences[%d]", ap, k)
-				add(ip+".group", CheckGroup(ig.Group))
-				if ig.Kind != "" {
-					add(ip+".kind", CheckKind(ig.Kind))
-				}
-				if ig.Namespace != "" {
-					add(ip+".namespace", k8sName(validation.IsDNS1123Label, "namespace name", ig.Namespace))
-				}
-				for m, ptr := range ig.JSONPointers {
-					add(fmt.Sprintf("%s.jsonPointers[%d]", ip, m), checkJSONPointer(ptr))
-				}
-			}
+			// ignoreDifferences: group and kind are Argo CD globs ("*",
+			// "apps*"), name and namespace matched as they are, JSON
+			// pointers and jq paths read only by Argo CD's diff: Argo CD
+			// accepts any string in each, and they reach nothing but the
+			// Application (base64 in the workflow), so none is refused.
 			d.checkLabels(errs, ap+".labels", a.Labels, true)
 			d.checkAnnotations(errs, ap+".annotations", a.Annotations)
 			for k, h := range a.HealthChecks {
@@ -405,7 +405,12 @@ func (d *Document) checkReceivers(errs *Errors) {
 			}
 		}
 		if r := b.RootApplication; r != nil {
-			add("spec.bootstrap.rootApplication.path", checkRepoPath(r.Path))
+			// Ansible's YAML too: no control characters.
+			if strings.ContainsFunc(r.Path, unicode.IsControl) {
+				add("spec.bootstrap.rootApplication.path", fmt.Errorf("%q must not contain control characters", r.Path))
+			} else {
+				add("spec.bootstrap.rootApplication.path", checkRepoPath(r.Path))
+			}
 			if r.RepoURL != "" {
 				add("spec.bootstrap.rootApplication.repoURL", checkRepoURL(r.RepoURL))
 			}
@@ -414,20 +419,6 @@ func (d *Document) checkReceivers(errs *Errors) {
 			}
 		}
 	}
-}
-
-// checkJSONPointer is RFC 6901, which Argo CD's ignoreDifferences applies
-// as a JSON patch "remove" path: "/a/b", with "~" only as "~0" or "~1".
-func checkJSONPointer(p string) error {
-	if p != "" && !strings.HasPrefix(p, "/") {
-		return fmt.Errorf("%q is not a JSON pointer: it must start with /", p)
-	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '~' && (i+1 == len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
-			return fmt.Errorf("%q is not a JSON pointer: ~ must be followed by 0 or 1", p)
-		}
-	}
-	return nil
 }
 
 // checkServer is host:port of the Argo CD API: a DNS name or an IP address
@@ -450,18 +441,14 @@ func checkServer(v string) error {
 // checkSourceValues checks one Application source's values (completeness is
 // checkSource's business, after defaults).
 func (d *Document) checkSourceValues(errs *Errors, at string, s *Source) {
+	// repoURL, targetRevision, chart, name and the helm, kustomize,
+	// directory and plugin options reach only the Application, which the
+	// workflow carries base64-encoded: Argo CD's own rules are the only
+	// ones (any string; completeness is checkSource's). The repo server
+	// refuses an absolute path or one outside the repository.
 	add := func(path string, err error) { d.report(errs, path, err) }
-	if s.RepoURL != "" {
-		add(at+".repoURL", checkRepoURL(s.RepoURL))
-	}
-	if s.TargetRevision != "" {
-		add(at+".targetRevision", checkText(s.TargetRevision))
-	}
 	if s.Path != "" {
 		add(at+".path", checkRepoPath(s.Path))
-	}
-	if s.Chart != "" && !chartNameRe.MatchString(s.Chart) {
-		add(at+".chart", fmt.Errorf("%q is not a Helm chart name (letters, digits, '.', '_', '-')", s.Chart))
 	}
 	if s.Ref != "" && !refRe.MatchString(s.Ref) {
 		add(at+".ref", fmt.Errorf("ref %q may hold only letters, digits, '_' and '-' (Argo CD)", s.Ref))
@@ -475,7 +462,13 @@ func (d *Document) checkSourceValues(errs *Errors, at string, s *Source) {
 		add(at+".helm.releaseName", err)
 	}
 	if k := s.Kustomize; k != nil {
+		// Kustomize puts them on every resource it renders: Kubernetes'
+		// label, annotation and namespace rules.
 		d.checkLabels(errs, at+".kustomize.commonLabels", k.CommonLabels, false)
+		d.checkAnnotationKeys(errs, at+".kustomize.commonAnnotations", k.CommonAnnotations)
+		if k.Namespace != "" {
+			add(at+".kustomize.namespace", k8sName(validation.IsDNS1123Label, "namespace name", k.Namespace))
+		}
 	}
 	d.checkSourcePaths(errs, at, s)
 }
@@ -487,10 +480,9 @@ func (d *Document) checkDestination(errs *Errors, at string, dst *Destination) {
 		add(at+".namespace", k8sName(validation.IsDNS1123Label, "namespace name", dst.Namespace))
 	}
 	if dst.Server != "" {
+		// Argo CD refuses a server it has no cluster for; every cluster
+		// it registers (argocd cluster add, cluster Secrets) is a URL.
 		add(at+".server", checkURL(dst.Server, "https", "http"))
-	}
-	if dst.Name != "" {
-		add(at+".name", checkText(dst.Name))
 	}
 	if dst.Server != "" && dst.Name != "" {
 		add(at, fmt.Errorf("set either server or name, not both (Argo CD refuses an Application with both)"))
@@ -518,14 +510,23 @@ func (d *Document) checkLabels(errs *Errors, at string, labels map[string]string
 // checkAnnotations applies Kubernetes' annotation rules and the reserved
 // prefix.
 func (d *Document) checkAnnotations(errs *Errors, at string, ann map[string]string) {
-	for _, k := range slices.Sorted(maps.Keys(ann)) {
-		kp := at + "." + k
+	own := map[string]string{}
+	for k, v := range ann {
 		if reservedKey(k) && !UserAnnotations[k] {
-			*errs = append(*errs, d.At(kp, "annotation %q is reserved for deployctl", k))
+			*errs = append(*errs, d.At(at+"."+k, "annotation %q is reserved for deployctl", k))
 			continue
 		}
+		own[k] = v
+	}
+	d.checkAnnotationKeys(errs, at, own)
+}
+
+// checkAnnotationKeys is Kubernetes' rule for annotations (ValidateAnnotations:
+// qualified-name keys, compared in lower case, 256 KiB in all).
+func (d *Document) checkAnnotationKeys(errs *Errors, at string, ann map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(ann)) {
 		if msgs := validation.IsQualifiedName(strings.ToLower(k)); len(msgs) > 0 {
-			*errs = append(*errs, d.At(kp, "annotation key %q is not valid: %s", k, joinMsgs(msgs)))
+			*errs = append(*errs, d.At(at+"."+k, "annotation key %q is not valid: %s", k, joinMsgs(msgs)))
 		}
 	}
 	if el := apivalidation.ValidateAnnotationsSize(ann); el != nil {

@@ -89,8 +89,16 @@ func TestReceiverRules(t *testing.T) {
 				`t.yaml:13: spec.stacks[0].apps[0].sources[1].ref: ref "v" is already used by sources[0]: Argo CD needs each ref once`}},
 		{"argocd server with a template", "  argocd: {server: \"{{x}}:443\"}\n",
 			[]string{`t.yaml:13: spec.argocd.server: host "{{x}}" is neither a DNS name nor an IP address`}},
-		{"ignoreDifferences pointer", "      ignoreDifferences: [{kind: Deployment, jsonPointers: [spec/replicas]}]\n",
-			[]string{`t.yaml:13: spec.stacks[0].apps[0].ignoreDifferences[0].jsonPointers[0]: "spec/replicas" is not a JSON pointer: it must start with /`}},
+		// Issue 23: Argo CD's documented wildcards were refused. Group and
+		// kind are Argo CD globs, and nothing in an entry is refused by
+		// Argo CD (its CRD: strings, kind present).
+		{"ignoreDifferences wildcards", "      ignoreDifferences:\n      - {group: '*', kind: '*', managedFieldsManagers: [kube-controller-manager]}\n" +
+			"      - {group: 'apps*', kind: 'Deploy*', namespace: '*', jsonPointers: [spec/replicas]}\n      - {kind: ''}\n", nil},
+		{"duplicate source name", "    - {name: b, sources: [{path: a, name: x}, {path: b, name: x}]}\n",
+			[]string{`t.yaml:13: spec.stacks[0].apps[1].sources[1].name: name "x" is already used by sources[0]: Argo CD refuses an Application with two sources of one name`}},
+		{"kustomize namespace and common annotations", "    - {name: b, source: {path: b, kustomize: {namespace: Team, commonAnnotations: {-x: y}}}}\n",
+			[]string{`t.yaml:13: spec.stacks[0].apps[1].source.kustomize.commonAnnotations.-x: annotation key "-x" is not valid`,
+				`t.yaml:13: spec.stacks[0].apps[1].source.kustomize.namespace: "Team" is not a valid namespace name`}},
 		{"timeout over a week", "      timeouts: {sync: 2562047h}\n",
 			[]string{`t.yaml:13: spec.stacks[0].apps[0].timeouts.sync: 2562047h0m0s is longer than the maximum 168h0m0s per timeout`}},
 		{"timeout overflowing Go", "      timeouts: {health: 9999999999999h}\n",

@@ -6,6 +6,8 @@
 // these structs are filled only from a document the schema accepted.
 package spec
 
+import "k8s.io/apimachinery/pkg/util/intstr"
+
 // APIVersion and Kind identify a platform spec document.
 const (
 	APIVersion = "deployctl.dev/v1alpha1"
@@ -192,6 +194,9 @@ type App struct {
 	AllowSuspended       bool               `json:"allowSuspended,omitempty"`
 	// Info is the Application's spec.info: name/value pairs Argo CD shows.
 	Info []Info `json:"info,omitempty"`
+	// RevisionHistoryLimit is how many synced revisions Argo CD keeps
+	// (its default: 10).
+	RevisionHistoryLimit *int64 `json:"revisionHistoryLimit,omitempty"`
 }
 
 // Info mirrors one entry of an Application's spec.info.
@@ -200,44 +205,83 @@ type Info struct {
 	Value string `json:"value"`
 }
 
-// Source is an Application source: a Git path or a Helm chart.
+// Source is an Application source: a Git path, a Helm chart or a plugin.
+// Every field is Argo CD's (v3.6's ApplicationSource), with its name and
+// shape, so pkg/compile and the import convert them by their JSON.
 type Source struct {
 	RepoURL        string     `json:"repoURL,omitempty"`
 	TargetRevision string     `json:"targetRevision,omitempty"`
 	Path           string     `json:"path,omitempty"`
 	Chart          string     `json:"chart,omitempty"`
 	Ref            string     `json:"ref,omitempty"`
+	Name           string     `json:"name,omitempty"`
 	Helm           *Helm      `json:"helm,omitempty"`
 	Kustomize      *Kustomize `json:"kustomize,omitempty"`
 	Directory      *Directory `json:"directory,omitempty"`
+	Plugin         *Plugin    `json:"plugin,omitempty"`
 }
 
-// Helm mirrors the Application's helm source options that platforms use.
+// Helm mirrors the Application's helm source options.
 type Helm struct {
-	ReleaseName  string          `json:"releaseName,omitempty"`
-	ValueFiles   []string        `json:"valueFiles,omitempty"`
-	Values       string          `json:"values,omitempty"`
-	ValuesObject map[string]any  `json:"valuesObject,omitempty"`
-	Parameters   []HelmParameter `json:"parameters,omitempty"`
+	ReleaseName    string              `json:"releaseName,omitempty"`
+	ValueFiles     []string            `json:"valueFiles,omitempty"`
+	Values         string              `json:"values,omitempty"`
+	ValuesObject   map[string]any      `json:"valuesObject,omitempty"`
+	Parameters     []HelmParameter     `json:"parameters,omitempty"`
+	FileParameters []HelmFileParameter `json:"fileParameters,omitempty"`
+	// Version is the Helm major version Argo CD runs ("v3").
+	Version         string `json:"version,omitempty"`
+	PassCredentials bool   `json:"passCredentials,omitempty"`
+	// IgnoreMissingValueFiles skips valueFiles that do not exist.
+	IgnoreMissingValueFiles bool `json:"ignoreMissingValueFiles,omitempty"`
 	// SkipCrds is Helm's --skip-crds.
-	SkipCrds bool `json:"skipCrds,omitempty"`
+	SkipCrds             bool     `json:"skipCrds,omitempty"`
+	SkipTests            bool     `json:"skipTests,omitempty"`
+	SkipSchemaValidation bool     `json:"skipSchemaValidation,omitempty"`
+	Namespace            string   `json:"namespace,omitempty"`
+	KubeVersion          string   `json:"kubeVersion,omitempty"`
+	APIVersions          []string `json:"apiVersions,omitempty"`
 }
 
 // HelmParameter is one --set.
 type HelmParameter struct {
-	Name        string `json:"name"`
-	Value       string `json:"value"`
+	Name        string `json:"name,omitempty"`
+	Value       string `json:"value,omitempty"`
 	ForceString bool   `json:"forceString,omitempty"`
+}
+
+// HelmFileParameter is one --set-file.
+type HelmFileParameter struct {
+	Name string `json:"name,omitempty"`
+	Path string `json:"path,omitempty"`
 }
 
 // Kustomize mirrors the Application's kustomize source options.
 type Kustomize struct {
-	NamePrefix   string            `json:"namePrefix,omitempty"`
-	NameSuffix   string            `json:"nameSuffix,omitempty"`
-	Images       []string          `json:"images,omitempty"`
-	CommonLabels map[string]string `json:"commonLabels,omitempty"`
+	NamePrefix                string             `json:"namePrefix,omitempty"`
+	NameSuffix                string             `json:"nameSuffix,omitempty"`
+	Images                    []string           `json:"images,omitempty"`
+	CommonLabels              map[string]string  `json:"commonLabels,omitempty"`
+	Version                   string             `json:"version,omitempty"`
+	CommonAnnotations         map[string]string  `json:"commonAnnotations,omitempty"`
+	ForceCommonLabels         bool               `json:"forceCommonLabels,omitempty"`
+	ForceCommonAnnotations    bool               `json:"forceCommonAnnotations,omitempty"`
+	Namespace                 string             `json:"namespace,omitempty"`
+	CommonAnnotationsEnvsubst bool               `json:"commonAnnotationsEnvsubst,omitempty"`
+	Replicas                  []KustomizeReplica `json:"replicas,omitempty"`
 	// Patches are Kustomize patches Argo CD adds to the kustomization.
-	Patches []KustomizePatch `json:"patches,omitempty"`
+	Patches              []KustomizePatch `json:"patches,omitempty"`
+	Components           []string         `json:"components,omitempty"`
+	LabelWithoutSelector bool             `json:"labelWithoutSelector,omitempty"`
+	KubeVersion          string           `json:"kubeVersion,omitempty"`
+	APIVersions          []string         `json:"apiVersions,omitempty"`
+}
+
+// KustomizeReplica sets the replicas of one workload; count is a number or
+// a string of digits, as Argo CD takes it.
+type KustomizeReplica struct {
+	Name  string             `json:"name"`
+	Count intstr.IntOrString `json:"count"`
 }
 
 // KustomizePatch mirrors Argo CD's (and Kustomize's) patch: a file (path)
@@ -263,9 +307,45 @@ type KustomizeSelector struct {
 
 // Directory mirrors the Application's plain-directory source options.
 type Directory struct {
-	Recurse bool   `json:"recurse,omitempty"`
-	Include string `json:"include,omitempty"`
-	Exclude string `json:"exclude,omitempty"`
+	Recurse bool     `json:"recurse,omitempty"`
+	Include string   `json:"include,omitempty"`
+	Exclude string   `json:"exclude,omitempty"`
+	Jsonnet *Jsonnet `json:"jsonnet,omitempty"`
+}
+
+// Jsonnet mirrors the directory source's jsonnet options.
+type Jsonnet struct {
+	ExtVars []JsonnetVar `json:"extVars,omitempty"`
+	TLAs    []JsonnetVar `json:"tlas,omitempty"`
+	Libs    []string     `json:"libs,omitempty"`
+}
+
+// JsonnetVar is one external variable or top-level argument.
+type JsonnetVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Code  bool   `json:"code,omitempty"`
+}
+
+// Plugin mirrors the Application's config management plugin source.
+type Plugin struct {
+	Name       string            `json:"name,omitempty"`
+	Env        []EnvEntry        `json:"env,omitempty"`
+	Parameters []PluginParameter `json:"parameters,omitempty"`
+}
+
+// EnvEntry is one variable of a plugin's environment.
+type EnvEntry struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// PluginParameter is one plugin parameter: a string, a map or an array.
+type PluginParameter struct {
+	Name   string            `json:"name,omitempty"`
+	String *string           `json:"string,omitempty"`
+	Map    map[string]string `json:"map,omitempty"`
+	Array  []string          `json:"array,omitempty"`
 }
 
 // Destination is where the Application deploys to.

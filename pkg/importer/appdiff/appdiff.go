@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 )
 
 // Difference is one field in which an app's generated Application differs
@@ -51,18 +53,47 @@ func Dropped(key string, list []string) bool {
 func Comparable(obj map[string]any, dropLabels, dropAnn []string) any {
 	md, _ := obj["metadata"].(map[string]any)
 	v := map[string]any{
+		"spec": argoSpec(obj["spec"]),
 		"metadata": map[string]any{
 			"name":        md["name"],
 			"namespace":   md["namespace"],
 			"labels":      without(md["labels"], dropLabels),
 			"annotations": without(md["annotations"], dropAnn),
 		},
-		"spec": obj["spec"],
 	}
 	raw, _ := json.Marshal(v)
 	var out any
 	_ = json.Unmarshal(raw, &out)
 	return Prune(out)
+}
+
+// DefaultRevisionHistoryLimit is Argo CD's: an Application that sets it
+// says what one without it means.
+const DefaultRevisionHistoryLimit = appv1.RevisionHistoryLimit
+
+// argoSpec is an Application spec as Argo CD reads it: without source when
+// sources is set (Argo CD ignores it), without a revisionHistoryLimit equal
+// to Argo CD's default, and with an empty project as the one Argo CD reads
+// (ApplicationSpec.GetProject: "default").
+func argoSpec(s any) any {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return s
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	if srcs, _ := m["sources"].([]any); len(srcs) > 0 {
+		delete(out, "source")
+	}
+	if l, ok := m["revisionHistoryLimit"].(float64); ok && l == DefaultRevisionHistoryLimit {
+		delete(out, "revisionHistoryLimit")
+	}
+	if p, _ := m["project"].(string); p == "" {
+		out["project"] = appv1.DefaultAppProjectName
+	}
+	return out
 }
 
 func without(m any, drop []string) map[string]any {
@@ -76,6 +107,10 @@ func without(m any, drop []string) map[string]any {
 	return out
 }
 
+// offSwitches are the booleans whose false is not Argo CD's default:
+// Argo CD 3's `automated: {enabled: false}` turns automated sync off.
+var offSwitches = map[string]bool{"enabled": true}
+
 // presence are the Application fields whose empty object still means
 // something to Argo CD: `automated: {}` turns automated sync on, and
 // `managedNamespaceMetadata: {}` has Argo CD manage the namespace's
@@ -83,7 +118,7 @@ func without(m any, drop []string) map[string]any {
 var presence = map[string]bool{"automated": true, "managedNamespaceMetadata": true}
 
 // Prune drops empty values, recursively; nil when v itself is empty. An
-// empty presence field stays (as {}).
+// empty presence field stays (as {}), and an off switch's false.
 func Prune(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -93,6 +128,8 @@ func Prune(v any) any {
 				out[k] = p
 			} else if _, isMap := e.(map[string]any); isMap && presence[k] {
 				out[k] = map[string]any{}
+			} else if b, isBool := e.(bool); isBool && !b && offSwitches[k] {
+				out[k] = false
 			}
 		}
 		if len(out) == 0 {

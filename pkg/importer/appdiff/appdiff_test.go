@@ -1,6 +1,7 @@
 package appdiff
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -16,6 +17,9 @@ func TestPrune(t *testing.T) {
 	want := map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{}}, "keep": []any{nil, "x"}}
 	if got := Prune(in); !reflect.DeepEqual(got, want) {
 		t.Errorf("Prune: %v, want %v", got, want)
+	}
+	if got := Prune(map[string]any{"automated": map[string]any{"enabled": false, "prune": false}}); !reflect.DeepEqual(got, map[string]any{"automated": map[string]any{"enabled": false}}) {
+		t.Errorf("automated.enabled false is Argo CD 3's off switch, not empty: %v", got)
 	}
 	if got := Prune(map[string]any{"a": ""}); got != nil {
 		t.Errorf("Prune of nothing set: %v, want nil", got)
@@ -61,5 +65,37 @@ func TestComparable(t *testing.T) {
 	}
 	if !Dropped("meta.helm.sh/x", []string{"meta.helm.sh/"}) || Dropped("meta.helm.shx", []string{"meta.helm.sh/"}) {
 		t.Error("Dropped: a prefix entry must end in /")
+	}
+}
+
+// Applications Argo CD reads the same compare equal: a source beside
+// sources (ignored), revisionHistoryLimit 10 and an empty project (its
+// defaults); anything else differs.
+func TestComparableAsArgoCDReads(t *testing.T) {
+	app := func(spec string) any {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(`{"metadata": {"name": "a"}, "spec": `+spec+`}`), &obj); err != nil {
+			t.Fatal(err)
+		}
+		return Comparable(obj, nil, nil)
+	}
+	same := app(`{"project": "default", "sources": [{"repoURL": "r", "path": "p"}]}`)
+	for _, s := range []string{
+		`{"sources": [{"repoURL": "r", "path": "p"}], "source": {"repoURL": "r", "path": "ignored"}}`,
+		`{"project": "default", "sources": [{"repoURL": "r", "path": "p"}], "revisionHistoryLimit": 10}`,
+		`{"project": "", "sources": [{"repoURL": "r", "path": "p"}]}`,
+	} {
+		if got := app(s); !reflect.DeepEqual(got, same) {
+			t.Errorf("%s: %v, want %v", s, got, same)
+		}
+	}
+	for _, s := range []string{
+		`{"project": "default", "source": {"repoURL": "r", "path": "p"}}`,
+		`{"project": "default", "sources": [{"repoURL": "r", "path": "p"}], "revisionHistoryLimit": 3}`,
+		`{"project": "other", "sources": [{"repoURL": "r", "path": "p"}]}`,
+	} {
+		if got := app(s); reflect.DeepEqual(got, same) {
+			t.Errorf("%s compares equal to %v", s, same)
+		}
 	}
 }

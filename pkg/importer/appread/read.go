@@ -492,6 +492,10 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 			"that uses it builds (its folder, or kustomize build DIR | deployctl import -); else give it a source", file, line, where, name)
 		return false
 	}
+	if why := appdiff.Invalid(obj); len(why) > 0 {
+		in.problem("%s:%d%s: not a valid Application %s, Kubernetes refuses it: %s", file, line, where, name, strings.Join(why, "; "))
+		return false
+	}
 	view, err := json.Marshal(appdiff.Comparable(obj, nil, nil))
 	if err != nil {
 		in.problem("%s:%d%s: Application %s: %v", file, line, where, name, err)
