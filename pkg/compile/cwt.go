@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/deployctl/deployctl/internal/safeyaml"
+
 	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/templates"
 )
@@ -27,7 +29,7 @@ func ClusterWorkflowTemplates(w spec.Workflow) ([]*wfv1.ClusterWorkflowTemplate,
 			return nil, err
 		}
 		var cwt wfv1.ClusterWorkflowTemplate
-		if err := yaml.UnmarshalStrict(data, &cwt); err != nil {
+		if err := safeyaml.UnmarshalJSON(data, &cwt, yaml.DisallowUnknownFields); err != nil {
 			return nil, fmt.Errorf("templates/cluster-workflow-templates/%s: %w", f, err)
 		}
 		for i := range cwt.Spec.Templates {

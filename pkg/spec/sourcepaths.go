@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"unicode"
 )
 
 // checkSourcePaths applies Argo CD's rule for source.path (relative, never
@@ -40,9 +39,6 @@ func checkPatchPath(p string) error {
 }
 
 func checkValueFile(sourcePath, v string) error {
-	if strings.ContainsFunc(v, unicode.IsControl) {
-		return fmt.Errorf("%q must not contain control characters", v)
-	}
 	if strings.Contains(v, "://") || strings.HasPrefix(v, "$") {
 		return nil
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+
+	"github.com/deployctl/deployctl/internal/redact"
 )
 
 // Difference is one field in which an app's generated Application differs
@@ -208,9 +210,5 @@ func compact(v any) string {
 		return ""
 	}
 	raw, _ := json.Marshal(v)
-	s := string(raw)
-	if len(s) > 160 {
-		s = s[:157] + "..."
-	}
-	return s
+	return redact.Snippet(string(raw), 160)
 }

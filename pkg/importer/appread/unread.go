@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 // A folder with a kustomization is read as its build, as Argo CD renders
@@ -33,7 +33,7 @@ func (in *Input) unreadBeside(dir string) {
 		return // reported where the kustomization is read
 	}
 	var k types.Kustomization
-	if yaml.Unmarshal(data, &k) != nil {
+	if safeyaml.UnmarshalJSON(data, &k) != nil {
 		return
 	}
 	used := map[string]bool{}

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/yaml"
 
+	"github.com/deployctl/deployctl/internal/safeyaml"
+
 	"github.com/deployctl/deployctl/internal/readlimit"
 )
 
@@ -56,7 +58,7 @@ func KustomizeObjects(dir string, k *appv1.ApplicationSourceKustomize) ([]Object
 	}
 	if k != nil {
 		var kz types.Kustomization
-		if err := yaml.Unmarshal(data, &kz); err != nil {
+		if err := safeyaml.UnmarshalJSON(data, &kz); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		if k.NamePrefix != "" {

@@ -74,6 +74,9 @@ func applicationCRD(t *testing.T) *validate.SchemaValidator {
 		crdSchema = validate.NewSchemaValidator(&s, nil, "", strfmt.Default)
 	})
 	if crdErr != nil {
+		if os.Getenv("CI") != "" { // CI reaches the Go proxy: a skip there would hide the test
+			t.Fatalf("the Argo CD module cannot be had, so its CRD cannot judge: %v", crdErr)
+		}
 		t.Skipf("the Argo CD module cannot be had, so its CRD cannot judge: %v", crdErr)
 	}
 	return crdSchema

@@ -10,6 +10,8 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/deployctl/deployctl/internal/safeyaml"
 )
 
 //go:embed testdata/*.yaml
@@ -49,7 +51,7 @@ func NoPluginDeploy(t testing.TB) *wfv1.Workflow {
 func decode(t testing.TB, data []byte) *wfv1.Workflow {
 	t.Helper()
 	var wf wfv1.Workflow
-	if err := yaml.UnmarshalStrict(data, &wf); err != nil {
+	if err := safeyaml.UnmarshalJSON(data, &wf, yaml.DisallowUnknownFields); err != nil {
 		t.Fatal(err)
 	}
 	return &wf

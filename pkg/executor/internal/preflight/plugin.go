@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/deployctl/deployctl/internal/safeyaml"
+
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/kube"
@@ -65,7 +67,7 @@ func (r *checker) checkPluginConfigMap(ctx context.Context) report.Check {
 	default:
 		want := compile.PluginSidecar(r.Platform.Spec.Workflow)
 		var got corev1.Container
-		if err := yaml.UnmarshalStrict([]byte(cm.Data["sidecar.container"]), &got); err != nil {
+		if err := safeyaml.UnmarshalJSON([]byte(cm.Data["sidecar.container"]), &got, yaml.DisallowUnknownFields); err != nil {
 			problem = fmt.Sprintf("%s: sidecar.container is not a container: %v", where, err)
 		} else if got.Image != want.Image || got.Name != want.Name {
 			problem = fmt.Sprintf("%s runs container %s image %s, not %s image %s (another platform of namespace %s with another image? one image per namespace in plugin mode)",
