@@ -214,10 +214,10 @@ func parseOne(file string, data []byte) (*yaml.Node, error) {
 // its nesting-depth error points at where the nesting began: both get the
 // line (and column) here.
 func yamlError(file string, data []byte, err error) FieldError {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	fe := FieldError{File: file, Line: 1}
-	if n, _ := fmt.Sscanf(msg, "line %d:", &fe.Line); n == 1 {
-		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+	line, msg := safeyaml.Located(err)
+	if line > 0 {
+		fe.Line = line
 	}
 	if strings.HasPrefix(msg, "exceeded max depth") {
 		if l, c := tooDeep(data, maxYAMLDepth); l > 0 {
