@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -251,4 +252,18 @@ func DecodeJSON(n *yaml.Node, v any) error {
 		return err
 	}
 	return json.Unmarshal(raw, v)
+}
+
+// Located splits a YAML error's text, "yaml: line 7: mapping values are not
+// allowed", into its line and message; line is 0 when the text names none
+// (yaml.v3 leaves it out on the first line). The one reading of that
+// format, shared by every decoder's error report.
+func Located(err error) (line int, msg string) {
+	msg = strings.TrimPrefix(err.Error(), "yaml: ")
+	if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
+		if i := strings.Index(msg, ":"); i >= 0 {
+			msg = strings.TrimSpace(msg[i+1:])
+		}
+	}
+	return line, msg
 }

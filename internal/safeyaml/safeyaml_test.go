@@ -1,6 +1,7 @@
 package safeyaml
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -110,5 +111,22 @@ func TestBudgetSharedAcrossDocuments(t *testing.T) {
 	// Each alone passes, with a budget of its own.
 	if _, err := Node([]byte(item)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestLocated(t *testing.T) {
+	for _, c := range []struct {
+		err  string
+		line int
+		msg  string
+	}{
+		{"yaml: line 7: mapping values are not allowed in this context", 7, "mapping values are not allowed in this context"},
+		{"yaml: did not find expected node content", 0, "did not find expected node content"},
+		{"line 3: alias expansion exceeds 10000 values", 3, "alias expansion exceeds 10000 values"},
+	} {
+		line, msg := Located(errors.New(c.err))
+		if line != c.line || msg != c.msg {
+			t.Errorf("Located(%q) = %d, %q; want %d, %q", c.err, line, msg, c.line, c.msg)
+		}
 	}
 }

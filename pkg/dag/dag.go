@@ -241,6 +241,12 @@ func Parse(file string, data []byte) (*DAG, error) {
 	return finish(spec.LoadPartial(file, data))
 }
 
+// ParseWith is Parse with another file's overrides applied as the spec is
+// loaded (spec.Override): they meet the spec's rules, located in that file.
+func ParseWith(file string, data []byte, over []spec.Override) (*DAG, error) {
+	return finish(spec.LoadPartialWith(file, data, over))
+}
+
 // finish builds the DAG of a loaded document. When the document has
 // errors, the graph of what parsed is still checked for cycles, so one
 // pass reports a missing field, an unknown dependency and a cycle.

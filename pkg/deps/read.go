@@ -137,11 +137,7 @@ func parse(file string, data []byte, budget *safeyaml.Budget) ([]Object, []error
 			break
 		}
 		if err != nil {
-			msg := strings.TrimPrefix(err.Error(), "yaml: ")
-			line := 0
-			if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
-				msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
-			}
+			line, msg := safeyaml.Located(err)
 			bad(line, "YAML: %s%s", msg, templateHint(data))
 			break // nothing after a syntax error can be read
 		}
@@ -169,13 +165,12 @@ func objects(n *yaml.Node, field string, bad func(int, string, ...any)) []Object
 	var obj map[string]any
 	if err := n.Decode(&obj); err != nil {
 		var te *yaml.TypeError
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		if errors.As(err, &te) {
-			msg = strings.Join(te.Errors, "; ")
+			err = errors.New(strings.Join(te.Errors, "; "))
 		}
-		line := n.Line
-		if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
-			msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+		line, msg := safeyaml.Located(err)
+		if line == 0 {
+			line = n.Line
 		}
 		bad(line, "%s%s", prefix(field), msg)
 		return nil

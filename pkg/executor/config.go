@@ -181,7 +181,7 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 		problems = append(problems, name("environment")+": required (the environment to act on)")
 	}
 	envPath := filepath.Join(c.ConfigDir, EnvironmentFileName)
-	env, envProblems := readEnvironment(envPath, c.redact)
+	env, envLines, envProblems := readEnvironment(envPath, c.redact)
 	problems = append(problems, envProblems...)
 	c.Env = env
 	if env != nil && env.Name != "" && c.Environment != "" && env.Name != c.Environment {
@@ -193,7 +193,7 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 			envPath, env.ClusterName, c.Context, c.Cluster))
 	}
 
-	problems = append(problems, c.loadSpec(env, scopeOK)...)
+	problems = append(problems, c.loadSpec(env, envPath, envLines, scopeOK)...)
 	problems = append(problems, c.loadSecrets(from["secrets-dir"] != "default")...)
 
 	if o.Action == ActionTeardown {
@@ -283,9 +283,10 @@ func checkScope(scope string) string {
 	return ""
 }
 
-// loadSpec reads dag.yaml, applies environment.yaml's overrides and checks
-// the scope.
-func (c *Config) loadSpec(env *report.EnvironmentFile, scopeOK bool) []string {
+// loadSpec reads dag.yaml with environment.yaml's overrides as a layer of
+// its loading (they meet the spec's rules), applies its namespaces and
+// checks the scope.
+func (c *Config) loadSpec(env *report.EnvironmentFile, envPath string, envLines map[string]int, scopeOK bool) []string {
 	path := filepath.Join(c.ConfigDir, SpecFileName)
 	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
@@ -293,7 +294,11 @@ func (c *Config) loadSpec(env *report.EnvironmentFile, scopeOK bool) []string {
 	}
 	// dag.Parse, as lint: a spec with errors still has its graph checked,
 	// so a cycle is listed with the other problems.
-	c.DAG, err = dag.Parse(path, data)
+	var over []spec.Override
+	if env != nil {
+		over = environmentOverrides(env, envPath, envLines)
+	}
+	c.DAG, err = dag.ParseWith(path, data, over)
 	if err != nil {
 		var es spec.Errors
 		if errors.As(err, &es) {
@@ -307,11 +312,7 @@ func (c *Config) loadSpec(env *report.EnvironmentFile, scopeOK bool) []string {
 	}
 	var problems []string
 	if env != nil {
-		notes, err := applyEnvironment(c.DAG, data, env)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", path, err))
-		}
-		c.Overrides = notes
+		c.Overrides = append(applyEnvironment(c.DAG, env), overrideNotes(c.DAG, over)...)
 	}
 	if c.Scope == "" {
 		c.Scope = "platform"

@@ -425,3 +425,40 @@ func TestTimeoutOverflowRefused(t *testing.T) {
 	}
 	wantAll(t, problemsOf(t, err), `TIMEOUT / --timeout: "3000000h" is longer than the longest duration there is`)
 }
+
+// environment.yaml's timeouts and retries are a layer of the spec's
+// loading: they meet the spec's own limits, located at environment.yaml's
+// line and field (they were once applied after the rules, unchecked).
+func TestEnvironmentOverridesMeetTheSpecRules(t *testing.T) {
+	const head = `name: staging
+domain: staging.example.com
+gitRepository: https://git.example.com/platform.git
+gitRevision: main
+`
+	for name, c := range map[string]struct {
+		environment string
+		want        []string // each after "environment.yaml:"
+	}{
+		"past the limits": {"timeouts:\n  sync: 900h\n  health: 900h\nretries:\n  maxAttempts: 50\n", []string{
+			"6: timeouts.sync (spec.defaults.timeouts.sync): 900h0m0s is longer than the maximum 168h0m0s per timeout",
+			"7: timeouts.health (spec.defaults.timeouts.health): 900h0m0s is longer than the maximum 168h0m0s per timeout",
+			"9: retries.maxAttempts (spec.defaults.retry.limit): must be <= 20",
+		}},
+		"backoff past maxBackoff": {"retries:\n  maxAttempts: 5\n  backoff: 30m\n", []string{
+			"6: retries.maxAttempts (spec.defaults.retry): retry backoff grows past maxBackoff 5m0s (limit 4, backoff 30m0s",
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := baseEnv(t)
+			env["CONFIG_DIR"] = configDir(t, head+c.environment, "")
+			_, err := load(t, ActionDeploy, env)
+			problems := problemsOf(t, err)
+			envFile := filepath.Join(env["CONFIG_DIR"], EnvironmentFileName)
+			want := make([]string, len(c.want))
+			for i, w := range c.want {
+				want[i] = envFile + ":" + w
+			}
+			wantAll(t, problems, want...)
+		})
+	}
+}

@@ -20,12 +20,14 @@ import (
 )
 
 // readEnvironment decodes environment.yaml strictly and returns every
-// problem in it, each prefixed with the file (and line where known).
-// A password in gitRepository is registered with secrets (and refused).
-func readEnvironment(path string, secrets *redact.Set) (*report.EnvironmentFile, []string) {
+// problem in it, each prefixed with the file (and line where known), and
+// the line of each field ("timeouts.sync": 7), so an override the spec's
+// rules refuse is located here. A password in gitRepository is registered
+// with secrets (and refused).
+func readEnvironment(path string, secrets *redact.Set) (env *report.EnvironmentFile, lines map[string]int, problems []string) {
 	data, err := readlimit.ReadFile(path, readlimit.Spec)
 	if err != nil {
-		return nil, []string{readlimit.Problem(path, err)}
+		return nil, nil, []string{readlimit.Problem(path, err)}
 	}
 	// Decoded in two steps: the node tree first, where duplicate keys and
 	// unknown fields are found with their lines (yaml.v3's strict decoder
@@ -35,9 +37,9 @@ func readEnvironment(path string, secrets *redact.Set) (*report.EnvironmentFile,
 	root, err := dec.Next()
 	switch {
 	case errors.Is(err, io.EOF):
-		return nil, []string{path + ": empty file"}
+		return nil, nil, []string{path + ": empty file"}
 	case err != nil:
-		return nil, []string{fmt.Sprintf("%s: %v", path, err)}
+		return nil, nil, []string{fmt.Sprintf("%s: %v", path, err)}
 	}
 	doc := root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -45,16 +47,17 @@ func readEnvironment(path string, secrets *redact.Set) (*report.EnvironmentFile,
 	}
 	switch {
 	case doc.Kind == yaml.ScalarNode && doc.Tag == "!!null":
-		return nil, []string{path + ": empty file"}
+		return nil, nil, []string{path + ": empty file"}
 	case doc.Kind != yaml.MappingNode:
-		return nil, []string{fmt.Sprintf("%s: line %d: want a mapping of fields (name, domain, gitRepository, gitRevision, …)", path, doc.Line)}
+		return nil, nil, []string{fmt.Sprintf("%s: line %d: want a mapping of fields (name, domain, gitRepository, gitRevision, …)", path, doc.Line)}
 	}
-	problems := checkKeys(path, doc, reflect.TypeOf(report.EnvironmentFile{}))
-	var env report.EnvironmentFile
-	if err := doc.Decode(&env); err != nil {
+	problems = checkKeys(path, doc, reflect.TypeOf(report.EnvironmentFile{}))
+	lines = fieldLines(doc, "")
+	env = &report.EnvironmentFile{}
+	if err := doc.Decode(env); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, append(problems, fmt.Sprintf("%s: %v", path, err))
+			return nil, nil, append(problems, fmt.Sprintf("%s: %v", path, err))
 		}
 		for _, e := range te.Errors {
 			problems = append(problems, path+": "+yamlProblem(e))
@@ -70,14 +73,30 @@ func readEnvironment(path string, secrets *redact.Set) (*report.EnvironmentFile,
 			problems = append(problems, fmt.Sprintf("%s: %s is required", path, f.field))
 		}
 	}
-	problems = append(problems, checkEnvironmentValues(path, &env, secrets)...)
+	problems = append(problems, checkEnvironmentValues(path, env, secrets)...)
 	if env.Timeouts.Sync < 0 || env.Timeouts.Health < 0 || env.Retries.Backoff < 0 {
 		problems = append(problems, path+": durations must be positive")
 	}
 	if env.Retries.MaxAttempts < 0 {
 		problems = append(problems, fmt.Sprintf("%s: retries.maxAttempts %d: want at least 1", path, env.Retries.MaxAttempts))
 	}
-	return &env, problems
+	return env, lines, problems
+}
+
+// fieldLines records the line of every key of n, by its dotted path.
+func fieldLines(n *yaml.Node, prefix string) map[string]int {
+	lines := map[string]int{}
+	if n.Kind != yaml.MappingNode {
+		return lines
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := prefix + n.Content[i].Value
+		lines[k] = n.Content[i].Line
+		for sub, l := range fieldLines(n.Content[i+1], k+".") {
+			lines[sub] = l
+		}
+	}
+	return lines
 }
 
 // checkKeys reports the duplicate keys (and drops them, the first one

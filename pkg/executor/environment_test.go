@@ -26,7 +26,7 @@ func TestEnvironmentHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, problems := readEnvironment(path, &redact.Set{})
+	_, _, problems := readEnvironment(path, &redact.Set{})
 	if len(problems) != 1 || !strings.HasPrefix(problems[0], path+": yaml: line 5: alias expansion exceeds") {
 		t.Errorf("bomb: %q", problems)
 	}
@@ -39,7 +39,7 @@ func TestEnvironmentHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan []string, 1)
-	go func() { _, p := readEnvironment(fifo, &redact.Set{}); done <- p }()
+	go func() { _, _, p := readEnvironment(fifo, &redact.Set{}); done <- p }()
 	select {
 	case p := <-done:
 		if len(p) != 1 || p[0] != fifo+": not a regular file (a named pipe)" {

@@ -1,20 +1,70 @@
 package executor
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
-
-	"github.com/deployctl/deployctl/internal/safeyaml"
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
-// applyEnvironment lets environment.yaml override the spec where they
-// overlap, before anything is compiled (so the spec hash covers the
-// effective values, and a run under other settings is never resumed):
+// environmentOverrides are environment.yaml's timeouts and retries as a
+// layer of the spec's loading (spec.Override): each replaces its
+// spec.defaults field before the defaults are merged and the rules run, so
+// it meets the spec's own limits (a timeout of at most 168h, retry.limit at
+// most 20, backoff under maxBackoff) and an error names environment.yaml's
+// line. Every app that does not set the field itself takes it through the
+// ordinary merge; an app's own value (a known slow app) still wins.
+//   - timeouts.sync / timeouts.health → spec.defaults.timeouts.sync / .health
+//   - retries.maxAttempts (first attempt included) → spec.defaults.retry.limit = maxAttempts-1
+//   - retries.backoff → spec.defaults.retry.backoff
+func environmentOverrides(env *report.EnvironmentFile, file string, lines map[string]int) []spec.Override {
+	var over []spec.Override
+	add := func(field, path string, set bool, value any) {
+		if set {
+			over = append(over, spec.Override{Path: path, Value: value, File: file, Line: lines[field], Field: field})
+		}
+	}
+	add("timeouts.sync", "spec.defaults.timeouts.sync", env.Timeouts.Sync > 0, env.Timeouts.Sync.String())
+	add("timeouts.health", "spec.defaults.timeouts.health", env.Timeouts.Health > 0, env.Timeouts.Health.String())
+	add("retries.maxAttempts", "spec.defaults.retry.limit", env.Retries.MaxAttempts > 0, json.Number(strconv.Itoa(env.Retries.MaxAttempts-1)))
+	add("retries.backoff", "spec.defaults.retry.backoff", env.Retries.Backoff > 0, env.Retries.Backoff.String())
+	return over
+}
+
+// overrideNotes says, one line per override, what it set and which apps
+// kept their own value: known from the loaded document, which tells a
+// value the spec text sets from one an override set.
+func overrideNotes(d *dag.DAG, over []spec.Override) []string {
+	var notes []string
+	p, doc := d.Platform, d.Doc()
+	for _, o := range over {
+		field := strings.TrimPrefix(o.Path, "spec.defaults.")
+		var kept []string
+		for i := range p.Spec.Stacks {
+			for j, a := range p.Spec.Stacks[i].Apps {
+				if doc.Sets(fmt.Sprintf("spec.stacks[%d].apps[%d].%s", i, j, field)) {
+					kept = append(kept, a.Name)
+				}
+			}
+		}
+		msg := fmt.Sprintf("spec.defaults.%s = %v for every app (environment.yaml %s)", field, o.Value, o.Field)
+		if len(kept) > 0 {
+			msg += fmt.Sprintf("; kept their own: %s", strings.Join(kept, ", "))
+		}
+		notes = append(notes, msg)
+	}
+	return notes
+}
+
+// applyEnvironment lets environment.yaml's namespaces replace the spec's,
+// before anything is compiled (so the spec hash covers the effective
+// values, and a run under other settings is never resumed). Both are
+// checked in readEnvironment by the spec's own rule (a DNS-1123 label).
 //
 //   - argocdNamespace replaces spec.argocd.namespace (where Applications and
 //     the argocd-cm / argocd-rbac-cm partials live). When spec.argocd.server
@@ -22,21 +72,9 @@ import (
 //     of the old namespace, its namespace part is replaced too.
 //   - workflowsNamespace replaces spec.workflow.namespace (WorkflowTemplates,
 //     Workflows, the service account, the Argo CD token Secret).
-//   - timeouts.sync / timeouts.health replace spec.defaults.timeouts, field
-//     by field: every app that does not set that timeout itself takes it;
-//     an app's own timeout (a known slow app) still wins.
-//   - retries.maxAttempts (first attempt included: limit = maxAttempts-1) and
-//     retries.backoff replace spec.defaults.retry.limit / .backoff the same
-//     way: apps with their own retry.limit / retry.backoff keep them.
 //
-// specData is the spec file's text: after loading, an app's settings are
-// merged with the defaults, so whether an app set a field itself is read
-// from the text. It returns one line per change made.
-func applyEnvironment(d *dag.DAG, specData []byte, env *report.EnvironmentFile) ([]string, error) {
-	own, err := ownSettings(specData)
-	if err != nil {
-		return nil, err
-	}
+// It returns one line per change made.
+func applyEnvironment(d *dag.DAG, env *report.EnvironmentFile) []string {
 	p := d.Platform
 	var notes []string
 	note := func(field, from, to, src string) {
@@ -57,52 +95,7 @@ func applyEnvironment(d *dag.DAG, specData []byte, env *report.EnvironmentFile) 
 		note("spec.workflow.namespace", p.Spec.Workflow.Namespace, ns, "workflowsNamespace")
 		p.Spec.Workflow.Namespace = ns
 	}
-
-	type field struct {
-		yamlName string // as in environment.yaml
-		specName string // as in the spec
-		set      bool   // environment.yaml sets it
-		text     string
-		apply    func(a *spec.App)
-		defaults func()
-	}
-	fields := []field{
-		{"timeouts.sync", "timeouts.sync", env.Timeouts.Sync > 0, env.Timeouts.Sync.String(),
-			func(a *spec.App) { a.Timeouts.Sync = spec.Duration{Duration: env.Timeouts.Sync} },
-			func() { defaultTimeouts(p).Sync = spec.Duration{Duration: env.Timeouts.Sync} }},
-		{"timeouts.health", "timeouts.health", env.Timeouts.Health > 0, env.Timeouts.Health.String(),
-			func(a *spec.App) { a.Timeouts.Health = spec.Duration{Duration: env.Timeouts.Health} },
-			func() { defaultTimeouts(p).Health = spec.Duration{Duration: env.Timeouts.Health} }},
-		{"retries.maxAttempts", "retry.limit", env.Retries.MaxAttempts > 0, fmt.Sprint(env.Retries.MaxAttempts - 1),
-			func(a *spec.App) { a.Retry.Limit = env.Retries.MaxAttempts - 1 },
-			func() { defaultRetry(p).Limit = env.Retries.MaxAttempts - 1 }},
-		{"retries.backoff", "retry.backoff", env.Retries.Backoff > 0, env.Retries.Backoff.String(),
-			func(a *spec.App) { a.Retry.Backoff = spec.Duration{Duration: env.Retries.Backoff} },
-			func() { defaultRetry(p).Backoff = spec.Duration{Duration: env.Retries.Backoff} }},
-	}
-	for _, f := range fields {
-		if !f.set {
-			continue
-		}
-		f.defaults()
-		var kept []string
-		for i := range p.Spec.Stacks {
-			for j := range p.Spec.Stacks[i].Apps {
-				a := &p.Spec.Stacks[i].Apps[j]
-				if own[a.Name+"."+f.specName] {
-					kept = append(kept, a.Name)
-					continue
-				}
-				f.apply(a)
-			}
-		}
-		msg := fmt.Sprintf("spec.defaults.%s = %s for every app (environment.yaml %s)", f.specName, f.text, f.yamlName)
-		if len(kept) > 0 {
-			msg += fmt.Sprintf("; kept their own: %s", strings.Join(kept, ", "))
-		}
-		notes = append(notes, msg)
-	}
-	return notes, nil
+	return notes
 }
 
 func orNone(s string) string {
@@ -110,53 +103,6 @@ func orNone(s string) string {
 		return `""`
 	}
 	return s
-}
-
-func defaultTimeouts(p *spec.Platform) *spec.Timeouts {
-	if p.Spec.Defaults.Timeouts == nil {
-		t := spec.DefaultTimeouts
-		p.Spec.Defaults.Timeouts = &t
-	}
-	return p.Spec.Defaults.Timeouts
-}
-
-func defaultRetry(p *spec.Platform) *spec.Retry {
-	if p.Spec.Defaults.Retry == nil {
-		r := spec.DefaultRetry
-		p.Spec.Defaults.Retry = &r
-	}
-	return p.Spec.Defaults.Retry
-}
-
-// ownSettings lists "APP.timeouts.sync", "APP.retry.limit", … for every
-// field an app sets itself in the spec text.
-func ownSettings(specData []byte) (map[string]bool, error) {
-	var raw struct {
-		Spec struct {
-			Stacks []struct {
-				Apps []struct {
-					Name     string         `json:"name"`
-					Timeouts map[string]any `json:"timeouts"`
-					Retry    map[string]any `json:"retry"`
-				} `json:"apps"`
-			} `json:"stacks"`
-		} `json:"spec"`
-	}
-	if err := safeyaml.UnmarshalJSON(specData, &raw); err != nil {
-		return nil, err
-	}
-	own := map[string]bool{}
-	for _, s := range raw.Spec.Stacks {
-		for _, a := range s.Apps {
-			for k := range a.Timeouts {
-				own[a.Name+".timeouts."+k] = true
-			}
-			for k := range a.Retry {
-				own[a.Name+".retry."+k] = true
-			}
-		}
-	}
-	return own, nil
 }
 
 // replaceServiceNamespace rewrites SVC.OLD.svc[.cluster.local][:PORT] to

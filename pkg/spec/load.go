@@ -19,6 +19,8 @@ type Document struct {
 	File     string
 	Platform *Platform
 	lines    map[string]int
+	// over are the values another file set (overlay.go), by path.
+	over map[string]Override
 	// rejected are JSON pointers of values the schema refused.
 	rejected []string
 }
@@ -39,6 +41,9 @@ func (d *Document) Line(path string) int {
 
 // At builds an error located at a field path of this document.
 func (d *Document) At(path, format string, args ...any) FieldError {
+	if o, ok := d.overrideAt(path); ok {
+		return FieldError{File: o.File, Line: o.Line, Path: o.Field + " (" + path + ")", Msg: fmt.Sprintf(format, args...)}
+	}
 	return FieldError{File: d.File, Line: d.Line(path), Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -91,6 +96,12 @@ func Load(file string, data []byte) (*Document, error) {
 // are reported in the same pass. A partial document is not normalized and
 // must never be compiled.
 func LoadPartial(file string, data []byte) (*Document, error) {
+	return LoadPartialWith(file, data, nil)
+}
+
+// LoadPartialWith is LoadPartial with overrides from another file applied
+// to the tree before any check (overlay.go).
+func LoadPartialWith(file string, data []byte, over []Override) (*Document, error) {
 	if fe, bad := badByte(file, data); bad {
 		return nil, Errors{fe}
 	}
@@ -104,9 +115,10 @@ func LoadPartial(file string, data []byte) (*Document, error) {
 		return nil, t.errs.OrNil()
 	}
 	d := &Document{File: file, lines: t.lines}
+	value, overErrs := d.overlay(value, over)
 	schemaErr := d.checkSchema(value)
 	var errs Errors
-	errs = append(errs, t.errs...)
+	errs = append(append(errs, t.errs...), overErrs...)
 	if schemaErr != nil {
 		se, ok := schemaErr.(Errors)
 		if !ok {
@@ -202,10 +214,10 @@ func parseOne(file string, data []byte) (*yaml.Node, error) {
 // its nesting-depth error points at where the nesting began: both get the
 // line (and column) here.
 func yamlError(file string, data []byte, err error) FieldError {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	fe := FieldError{File: file, Line: 1}
-	if n, _ := fmt.Sscanf(msg, "line %d:", &fe.Line); n == 1 {
-		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+	line, msg := safeyaml.Located(err)
+	if line > 0 {
+		fe.Line = line
 	}
 	if strings.HasPrefix(msg, "exceeded max depth") {
 		if l, c := tooDeep(data, maxYAMLDepth); l > 0 {

@@ -313,11 +313,7 @@ func (in *Input) parseDocuments(file, folder string, data []byte) {
 			return
 		}
 		if err != nil {
-			msg := strings.TrimPrefix(err.Error(), "yaml: ")
-			line := 0
-			if _, err := fmt.Sscanf(msg, "line %d:", &line); err == nil {
-				msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
-			}
+			line, msg := safeyaml.Located(err)
 			if bytes.Contains(data, []byte("{{")) {
 				msg += " (template syntax {{ ... }} in the file: if it is a Helm template, render it first: helm template CHART | deployctl import -)"
 			}
