@@ -203,6 +203,10 @@ func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspen
 	name := app.Metadata.Name
 	switch h.Status {
 	case argocd.HealthHealthy:
+		if missing := notYetObserved(app); len(missing) > 0 {
+			r.log("%s reports Healthy while OutOfSync with %s not observed yet: waiting for the reconciliation that sees them", name, strings.Join(missing, ", "))
+			return false, nil
+		}
 		stamp(&res.Timings.HealthyAt)
 		r.log("%s is Healthy (sync status %s)", name, app.Status.Sync.Status)
 		return true, nil
@@ -227,6 +231,25 @@ func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspen
 		return false, fail(exitcode.Failure, "health of application %s is Unknown after its sync%s%s", name, withMessage(h.Message), conditions(app))
 	}
 	return false, fail(exitcode.Failure, "application %s reports an unknown health %q", name, h.Status)
+}
+
+// notYetObserved names the resources of an OutOfSync app that Argo CD
+// reports Missing. Argo CD 3.6 writes such a view right after a sync that
+// created them, before its cache has seen them, and aggregates it as
+// Healthy; the next reconciliation says Progressing (e2e steps 9 and 12
+// caught a node finishing on it, 2026-11-26). A fresh view is no proof
+// against this: the cache, not the reconciliation, is behind.
+func notYetObserved(app *argocd.Application) []string {
+	if app.Status.Sync.Status != argocd.SyncOutOfSync {
+		return nil
+	}
+	var out []string
+	for _, rs := range app.Status.Resources {
+		if rs.Status == argocd.SyncOutOfSync && !rs.Hook && rs.Health != nil && rs.Health.Status == argocd.HealthMissing {
+			out = append(out, rs.Kind+" "+rs.Name)
+		}
+	}
+	return out
 }
 
 // unhealthyResources lists resources with the given health: the directly

@@ -1,0 +1,41 @@
+package step
+
+import (
+	"context"
+	"testing"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepresult"
+)
+
+// Argo CD 3.6 can aggregate a just-synced app as Healthy while the
+// Deployment it created is still Missing from its cache (OutOfSync): that
+// view is not a verdict. A Healthy, Synced view is; so is a Healthy app
+// OutOfSync for another reason (a drifting ConfigMap has no health).
+func TestHealthyWhileResourcesNotObservedWaits(t *testing.T) {
+	r := &runner{log: func(string, ...any) {}}
+	app := func(sync argocd.SyncCode, res ...argocd.ResourceStatus) *argocd.Application {
+		a := &argocd.Application{}
+		a.Metadata.Name = "gateway"
+		a.Status.Health.Status = argocd.HealthHealthy
+		a.Status.Sync.Status = sync
+		a.Status.Resources = res
+		return a
+	}
+	missing := argocd.ResourceStatus{Group: "apps", Kind: "Deployment", Name: "gateway", Status: argocd.SyncOutOfSync, Health: &argocd.HealthStatus{Status: argocd.HealthMissing}}
+	service := argocd.ResourceStatus{Kind: "Service", Name: "gateway", Status: argocd.SyncSynced, Health: &argocd.HealthStatus{Status: argocd.HealthHealthy}}
+	drift := argocd.ResourceStatus{Kind: "ConfigMap", Name: "settings", Status: argocd.SyncOutOfSync}
+	for name, c := range map[string]struct {
+		app  *argocd.Application
+		done bool
+	}{
+		"created, not yet in the cache": {app(argocd.SyncOutOfSync, service, missing), false},
+		"synced":                        {app(argocd.SyncSynced, service), true},
+		"drifting ConfigMap":            {app(argocd.SyncOutOfSync, service, drift), true},
+	} {
+		done, err := r.judge(context.Background(), c.app, false, &stepresult.SyncResult{})
+		if err != nil || done != c.done {
+			t.Errorf("%s: judge = %v, %v; want %v, nil", name, done, err, c.done)
+		}
+	}
+}
