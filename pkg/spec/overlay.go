@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -85,5 +84,3 @@ func (d *Document) Sets(path string) bool {
 	_, over := d.over[path]
 	return written && !over
 }
-
-func (o Override) String() string { return fmt.Sprintf("%s:%d: %s", o.File, o.Line, o.Field) }
