@@ -110,7 +110,9 @@ func (s *SyncAndWait) Params() []Param {
 
 // Limit is how long the node's step may take: its sync timeout plus its
 // health timeout, from the start (every wait, clean-up included).
-func (s *SyncAndWait) Limit() (time.Duration, error) { return NodeLimit(s.SyncTimeout, s.HealthTimeout) }
+func (s *SyncAndWait) Limit() (time.Duration, error) {
+	return NodeLimit(s.SyncTimeout, s.HealthTimeout)
+}
 
 // Deadline is Argo's hard limit of one attempt.
 func (s *SyncAndWait) Deadline() (time.Duration, error) {

@@ -49,7 +49,7 @@ type Param struct {
 	// value: the input's default then stands for it.
 	OmitZero bool
 
-	ptr    any                     // *string, *bool, *int, *time.Duration or *[]string; nil: a rule without a field
+	ptr    any                    // *string, *bool, *int, *time.Duration or *[]string; nil: a rule without a field
 	derive func() (string, error) // a value computed from the other fields (the deadline)
 }
 
