@@ -25,6 +25,10 @@ const (
 	// result JSON (pkg/stepresult).
 	OutputResult = "result"
 
+	// FlagSyncID is sync-and-wait's sync id: the plugin derives it (as
+	// EnvName(FlagSyncID)), a template never sets it.
+	FlagSyncID = "sync-id"
+
 	WorkflowArgoCDNamespace      = "argocd-namespace"
 	WorkflowHealthCustomizations = "health-customizations" // deploy: the platform's health Lua, one requirement per line
 	WorkflowConfirm              = "confirm"               // teardown: must equal the platform name
@@ -104,7 +108,7 @@ func (s *SyncAndWait) Params() []Param {
 		appNamespace(&s.AppNamespace),
 	}, append(retry(&s.Retry),
 		Param{Reader: StepOnly, Flag: "manifest", Usage: "Application manifest (JSON) to create it from when absent", ptr: &s.ManifestFile},
-		Param{Reader: StepOnly, Flag: "sync-id", Usage: "this node's sync id (16-64 hex digits): adopt our operation carrying it instead of syncing again", ptr: &s.SyncID},
+		Param{Reader: StepOnly, Flag: FlagSyncID, Usage: "this node's sync id (16-64 hex digits): adopt our operation carrying it instead of syncing again", ptr: &s.SyncID},
 	)...)
 }
 

@@ -34,10 +34,10 @@ func TestFlagsAndEnvironment(t *testing.T) {
 		t.Errorf("sync %+v", s)
 	}
 	// The command line replaces the environment's list.
-	if len(s.Checks.Values) != 1 || !strings.HasPrefix(s.Checks.Values[0], "http:http://vault") {
-		t.Errorf("checks %v", s.Checks.Values)
+	if len(s.Checks) != 1 || !strings.HasPrefix(s.Checks[0], "http:http://vault") {
+		t.Errorf("checks %v", s.Checks)
 	}
-	c, err := check.Parse(s.Checks.Values[0])
+	c, err := check.Parse(s.Checks[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestValidateAppsFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(inv.Validate.Apps.Values, ","); got != "a,b,c" {
+	if got := strings.Join(inv.Validate.Apps, ","); got != "a,b,c" {
 		t.Fatalf("apps %q", got)
 	}
 }
