@@ -106,7 +106,7 @@ func Stream(d *dag.DAG, scope string, v Visitor) (*Output, error) {
 	if scope == "platform" {
 		out.Root = rootApplication(p)
 	}
-	plugin := p.Spec.Workflow.Plugin()
+	plugin := p.Spec.Workflow.StepMode.Plugin()
 	var patch string
 	if plugin {
 		if patch, err = podSpecPatch(p); err != nil {

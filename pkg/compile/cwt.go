@@ -66,7 +66,7 @@ func ClusterWorkflowTemplates(w spec.Workflow) ([]*wfv1.ClusterWorkflowTemplate,
 			}
 			t.Inputs.Parameters = append(t.Inputs.Parameters, p)
 		}
-		if w.Plugin() {
+		if w.StepMode.Plugin() {
 			if err := pluginTemplate(&t, ct.Call.Plugin()); err != nil {
 				return nil, err
 			}

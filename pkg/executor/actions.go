@@ -143,7 +143,7 @@ func (r *run) prepare(ctx context.Context, action dag.Action, upToDate, absent f
 	if code, summary, err := r.applyPhase(ctx); code != exitcode.OK {
 		return workflow.Decision{}, code, summary, err
 	}
-	if r.cfg.DAG.Platform.Spec.Workflow.Plugin() && !r.cfg.DryRun {
+	if r.cfg.DAG.Platform.Spec.Workflow.StepMode.Plugin() && !r.cfg.DryRun {
 		r.awaitTokens(ctx)
 	}
 	return dec, exitcode.OK, "", nil

@@ -302,7 +302,7 @@ func isTerminal(w io.Writer) bool {
 // tasks' transitions on the executor's output and log.
 func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv1.Workflow, error) {
 	var halt func(*wfv1.Workflow) error
-	if r.cfg.DAG.Platform.Spec.Workflow.Plugin() {
+	if r.cfg.DAG.Platform.Spec.Workflow.StepMode.Plugin() {
 		halt = func(w *wfv1.Workflow) error {
 			if pm := workflow.FindPluginMissing(w); pm != nil {
 				return pm
