@@ -7,6 +7,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/check"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 func mapEnv(m map[string]string) func(string) (string, bool) {
@@ -116,5 +117,23 @@ func TestValidateAppsFromEnv(t *testing.T) {
 	}
 	if got := strings.Join(inv.Validate.Apps, ","); got != "a,b,c" {
 		t.Fatalf("apps %q", got)
+	}
+}
+
+// The usage text names every flag the step contract gives deploystep, and
+// each connection flag's variable.
+func TestUsageNamesEveryFlag(t *testing.T) {
+	var conn stepcontract.Connection
+	for _, p := range conn.Params() {
+		if !strings.Contains(Usage, "--"+p.Flag+" ["+p.EnvVar()+"]") {
+			t.Errorf("usage has no --%s [%s]", p.Flag, p.EnvVar())
+		}
+	}
+	for _, c := range stepcontract.Commands() {
+		for _, p := range c.Params() {
+			if p.Flag != "" && !strings.Contains(Usage, "--"+p.Flag+" ") && !strings.Contains(Usage, "--"+p.Flag+"]") && !strings.Contains(Usage, "--"+p.Flag+"=") {
+				t.Errorf("usage has no --%s (%s)", p.Flag, c.Command())
+			}
+		}
 	}
 }
