@@ -179,6 +179,46 @@ func (r resolver) subst(s string) string {
 	return s
 }
 
+// callOf is deploystep's command line and environment in a template: the
+// pod's container, or the plugin's call.
+func callOf(t *testing.T, tmpl wfv1.Template) stepcontract.Call {
+	t.Helper()
+	var call stepcontract.Call
+	if tmpl.Plugin != nil {
+		var body map[string]stepcontract.Call
+		dec := json.NewDecoder(strings.NewReader(string(tmpl.Plugin.Value)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		return body[stepcontract.PluginName]
+	}
+	call.Args = tmpl.Container.Args
+	for _, e := range tmpl.Container.Env {
+		call.Env = append(call.Env, stepcontract.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	return call
+}
+
+// parse is deploystep's reading of call as Argo hands it over (r
+// substituted), with extra arguments after the template's.
+func (r resolver) parse(call stepcontract.Call, extra []string) (*cmdline.Invocation, error) {
+	argv := make([]string, 0, len(call.Args)+len(extra))
+	for _, a := range call.Args {
+		argv = append(argv, r.subst(a))
+	}
+	argv = append(argv, extra...)
+	env := map[string]string{}
+	for _, e := range call.Env {
+		env[e.Name] = r.subst(e.Value)
+	}
+	inv, err := cmdline.Parse(argv, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		return inv, fmt.Errorf("deploystep refuses %q: %w", argv, err)
+	}
+	return inv, nil
+}
+
 // roundTrip renders c as a task of the template tmpl and reads it back:
 // deploystep's invocation and Argo's deadline and retry.
 func roundTrip(t *testing.T, c stepcontract.Command, tmpl wfv1.Template, wf map[string]string, extraArgs []string) (*cmdline.Invocation, *time.Duration, stepcontract.Retry) {
@@ -212,33 +252,9 @@ func roundTrip(t *testing.T, c stepcontract.Command, tmpl wfv1.Template, wf map[
 		r.inputs[k] = resolver{t: t, workflow: wf}.subst(v)
 	}
 
-	var call stepcontract.Call
-	if tmpl.Plugin != nil {
-		var body map[string]stepcontract.Call
-		dec := json.NewDecoder(strings.NewReader(string(tmpl.Plugin.Value)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil {
-			t.Fatal(err)
-		}
-		call = body[stepcontract.PluginName]
-	} else {
-		call.Args = tmpl.Container.Args
-		for _, e := range tmpl.Container.Env {
-			call.Env = append(call.Env, stepcontract.EnvVar{Name: e.Name, Value: e.Value})
-		}
-	}
-	argv := make([]string, 0, len(call.Args)+len(extraArgs))
-	for _, a := range call.Args {
-		argv = append(argv, r.subst(a))
-	}
-	argv = append(argv, extraArgs...)
-	env := map[string]string{}
-	for _, e := range call.Env {
-		env[e.Name] = r.subst(e.Value)
-	}
-	inv, err := cmdline.Parse(argv, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	inv, err := r.parse(callOf(t, tmpl), extraArgs)
 	if err != nil {
-		t.Fatalf("%s: deploystep refuses %q: %v", c.Command(), argv, err)
+		t.Fatalf("%s: %v", c.Command(), err)
 	}
 
 	var deadline *time.Duration
@@ -433,30 +449,12 @@ func TestCompiledTasksParse(t *testing.T) {
 				for k, v := range effective(t, out, task) {
 					r.inputs[k] = resolver{t: t, workflow: wf}.subst(v)
 				}
-				env := map[string]string{}
-				var call stepcontract.Call
-				if plugin {
-					var body map[string]stepcontract.Call
-					if err := json.Unmarshal(tmpl.Plugin.Value, &body); err != nil {
-						t.Fatal(err)
-					}
-					call = body[stepcontract.PluginName]
-				} else {
-					call.Args = tmpl.Container.Args
-					for _, e := range tmpl.Container.Env {
-						call.Env = append(call.Env, stepcontract.EnvVar{Name: e.Name, Value: e.Value})
-					}
+				if (tmpl.Plugin != nil) != plugin {
+					t.Fatalf("%s: a template of the other step mode", name)
 				}
-				var args []string
-				for _, a := range call.Args {
-					args = append(args, r.subst(a))
-				}
-				for _, e := range call.Env {
-					env[e.Name] = r.subst(e.Value)
-				}
-				inv, err := cmdline.Parse(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+				inv, err := r.parse(callOf(t, tmpl), nil)
 				if err != nil {
-					t.Errorf("%s %s (plugin %v): deploystep refuses it: %v", action, name, plugin, err)
+					t.Errorf("%s %s (plugin %v): %v", action, name, plugin, err)
 					continue
 				}
 				app := r.inputs[stepcontract.InputApp] + r.inputs[stepcontract.InputApps]
@@ -465,5 +463,13 @@ func TestCompiledTasksParse(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The templates' retry defaults are the spec's built-in retry: a task
+// with the built-in policy (validate's, the handoff's) passes none.
+func TestTemplateRetryIsTheSpecDefault(t *testing.T) {
+	if got := retryOf(&spec.DefaultRetry); got != stepcontract.DefaultRetry {
+		t.Errorf("spec.DefaultRetry is %+v as the templates take it, their defaults %+v", got, stepcontract.DefaultRetry)
 	}
 }

@@ -142,18 +142,29 @@ func podTemplate(t *wfv1.Template, ct stepcontract.Template, w spec.Workflow) {
 			{Name: volumeArgoCDCA, MountPath: caMount, ReadOnly: true},
 			{Name: "tmp", MountPath: "/tmp"},
 		},
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr(false),
-			ReadOnlyRootFilesystem:   ptr(true),
-			RunAsNonRoot:             ptr(true),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
+		SecurityContext: lockedDown(),
 		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Requests: stepRequests(),
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
 		},
 	}
+}
+
+// lockedDown is a step container's security context: non-root, read-only
+// root filesystem, no privilege escalation, no capabilities.
+func lockedDown() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr(false),
+		ReadOnlyRootFilesystem:   ptr(true),
+		RunAsNonRoot:             ptr(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// stepRequests are a step container's resource requests.
+func stepRequests() corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}
 }
 
 // pluginTemplate makes t the command's plugin template: the same name,

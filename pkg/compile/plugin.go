@@ -64,6 +64,8 @@ const (
 // serving the plugin API on loopback, as locked down as a step pod's
 // container, with the Argo CD credentials as read-only files.
 func PluginSidecar(w spec.Workflow) corev1.Container {
+	sc := lockedDown()
+	sc.RunAsUser, sc.RunAsGroup = ptr(int64(stepUID)), ptr(int64(stepUID))
 	return corev1.Container{
 		Name:            PluginContainer,
 		Image:           w.Image,
@@ -74,17 +76,9 @@ func PluginSidecar(w spec.Workflow) corev1.Container {
 			{Name: volumeArgoCDTok, MountPath: tokenMount, ReadOnly: true},
 			{Name: volumeArgoCDCA, MountPath: caMount, ReadOnly: true},
 		},
-		SecurityContext: &corev1.SecurityContext{
-			RunAsNonRoot:             ptr(true),
-			RunAsUser:                ptr(int64(stepUID)),
-			RunAsGroup:               ptr(int64(stepUID)),
-			ReadOnlyRootFilesystem:   ptr(true),
-			AllowPrivilegeEscalation: ptr(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
+		SecurityContext: sc,
 		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Requests: stepRequests(),
 			// 1,000 jobs (the server's cap) at the measured upper bound
 			// of ~255 KiB each, with headroom (docs/step-contract.md).
 			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("320Mi")},

@@ -288,7 +288,7 @@ func newRun(wf *wfv1.Workflow, spec *wfv1.WorkflowSpec, now time.Time) *Run {
 				n.App, n.Stack = p.Value.String(), false
 			}
 			if p.Name == stepcontract.InputApps && p.Value != nil {
-				n.Apps = splitApps(p.Value.String())
+				n.Apps = stepcontract.Lines(p.Value.String()) // as deploystep reads it
 			}
 			if p.Name == stepcontract.InputAppNamespace && p.Value != nil {
 				n.AppNamespace = p.Value.String()

@@ -114,14 +114,3 @@ func (r *Run) validationText() string {
 	}
 	return b.String()
 }
-
-// splitApps is a validate task's apps parameter, one name a line.
-func splitApps(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
