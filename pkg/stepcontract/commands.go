@@ -93,23 +93,23 @@ func (*SyncAndWait) Command() string { return CmdSyncAndWait }
 
 // Params implements Command.
 func (s *SyncAndWait) Params() []Param {
-	return append([]Param{
-		{Input: InputApp, Reader: ByArg, Flag: "app", Usage: "Application name", ptr: &s.App},
-		{Input: "manifest-base64", Reader: ByArg, Flag: "manifest-base64", Usage: "the same, base64-encoded", ptr: &s.ManifestBase64,
+	return rules(append([]Param{
+		{Input: InputApp, Reader: ByArg, Usage: "Application name", ptr: &s.App},
+		{Input: "manifest-base64", Reader: ByArg, Usage: "the same, base64-encoded", ptr: &s.ManifestBase64,
 			Description: "the Application as base64 JSON; base64 keeps user text out of Argo expressions"},
-		{Input: "sync-timeout", Reader: ByArg, Flag: "sync-timeout", StepDefault: "5m0s", Usage: "how long the sync operation may take", ptr: &s.SyncTimeout},
-		{Input: "health-timeout", Reader: ByArg, Flag: "health-timeout", StepDefault: "5m0s", Usage: "how long to wait for Healthy after the sync", ptr: &s.HealthTimeout},
+		{Input: "sync-timeout", Reader: ByArg, StepDefault: "5m0s", Usage: "how long the sync operation may take", ptr: &s.SyncTimeout},
+		{Input: "health-timeout", Reader: ByArg, StepDefault: "5m0s", Usage: "how long to wait for Healthy after the sync", ptr: &s.HealthTimeout},
 		{Input: InputDeadline, Reader: ArgoDeadline, Description: "hard limit of one attempt (sync + health timeouts + slack)",
 			derive: func() (string, error) { d, err := s.Deadline(); return Seconds(d), err }},
 		{Input: "checks", Default: ptrTo(""), Reader: ByEnv, Flag: "check", Usage: "extra check: resource:GROUP/KIND/NAMESPACE/NAME or http:URL=CODES (repeatable)", ptr: &s.Checks},
-		{Input: "allow-suspended", Default: ptrTo("false"), Reader: ByEnv, Flag: "allow-suspended", StepDefault: "false", Usage: "accept Suspended as healthy", ptr: &s.AllowSuspended},
+		{Input: "allow-suspended", Default: ptrTo("false"), Reader: ByEnv, StepDefault: "false", Usage: "accept Suspended as healthy", ptr: &s.AllowSuspended},
 		{From: FromWorkflow(WorkflowHealthCustomizations), Reader: ByEnv, Flag: "health-customization",
 			Usage: "a health Lua Argo CD must have before anything syncs: GROUP/KIND=sha256:HEX (repeatable)", ptr: &s.HealthCustomizations},
 		appNamespace(&s.AppNamespace),
 	}, append(retry(&s.Retry),
 		Param{Reader: StepOnly, Flag: "manifest", Usage: "Application manifest (JSON) to create it from when absent", ptr: &s.ManifestFile},
 		Param{Reader: StepOnly, Flag: FlagSyncID, Usage: "this node's sync id (16-64 hex digits): adopt our operation carrying it instead of syncing again", ptr: &s.SyncID},
-	)...)
+	)...))
 }
 
 // Limit is how long the node's step may take: its sync timeout plus its
@@ -139,11 +139,11 @@ func (*Validate) Command() string { return CmdValidate }
 
 // Params implements Command.
 func (v *Validate) Params() []Param {
-	return append([]Param{
+	return rules(append([]Param{
 		{Input: InputApps, Description: "newline-separated Application names", Reader: ByEnv, Flag: "app", Usage: "Application name (repeatable)", ptr: &v.Apps},
 		{Input: InputDeadline, Default: ptrTo(Seconds(ValidateDeadline)), Reader: ArgoDeadline},
 		appNamespace(&v.AppNamespace),
-	}, retry(&v.Retry)...)
+	}, retry(&v.Retry)...))
 }
 
 // Teardown deletes one Application with its resources and waits until
@@ -168,25 +168,36 @@ func (*Teardown) Command() string { return CmdTeardown }
 // Params implements Command.
 func (t *Teardown) Params() []Param {
 	policies := []string{PolicyRetain, PolicyDelete}
-	return append([]Param{
-		{Input: InputApp, Reader: ByArg, Flag: "app", Usage: "Application name", ptr: &t.App},
-		{Input: "platform", Reader: ByArg, Flag: "platform", Usage: "platform name", ptr: &t.Platform},
-		{Input: "confirm", Reader: ByEnv, Flag: "confirm", Usage: "must equal --platform", ptr: &t.Confirm},
-		{Input: "pv-policy", Default: ptrTo(PolicyRetain), Enum: policies, Reader: ByEnv, Flag: "pv-policy", StepDefault: PolicyRetain,
+	return rules(append([]Param{
+		{Input: InputApp, Reader: ByArg, Usage: "Application name", ptr: &t.App},
+		{Input: "platform", Reader: ByArg, Usage: "platform name", ptr: &t.Platform},
+		{Input: "confirm", Reader: ByEnv, Usage: "must equal --platform", ptr: &t.Confirm},
+		{Input: "pv-policy", Default: ptrTo(PolicyRetain), Enum: policies, Reader: ByEnv, StepDefault: PolicyRetain,
 			Usage: "retain or delete the PersistentVolumeClaims of StatefulSets", ptr: &t.PVPolicy},
-		{Input: "crd-policy", Default: ptrTo(PolicyRetain), Enum: policies, Reader: ByEnv, Flag: "crd-policy", StepDefault: PolicyRetain,
+		{Input: "crd-policy", Default: ptrTo(PolicyRetain), Enum: policies, Reader: ByEnv, StepDefault: PolicyRetain,
 			Usage: "retain or delete the CustomResourceDefinitions the app manages (Argo CD never deletes them)", ptr: &t.CRDPolicy},
-		{Input: "timeout", Reader: ByArg, Flag: "timeout", StepDefault: "10m0s", Usage: "how long deletion may take", ptr: &t.Timeout},
+		{Input: "timeout", Reader: ByArg, StepDefault: "10m0s", Usage: "how long deletion may take", ptr: &t.Timeout},
 		{Input: InputDeadline, Reader: ArgoDeadline,
 			derive: func() (string, error) { d, err := t.Deadline(); return Seconds(d), err }},
-		{Input: "cascade", Default: ptrTo("true"), Enum: []string{"true", "false"}, Reader: ByEnv, Flag: "cascade", StepDefault: "true",
+		{Input: "cascade", Default: ptrTo("true"), Enum: []string{"true", "false"}, Reader: ByEnv, StepDefault: "true",
 			Usage: "delete the app's resources with it; false orphans them (the root Application, whose children have their own teardown nodes)", ptr: &t.Cascade},
 		appNamespace(&t.AppNamespace),
-	}, retry(&t.Retry)...)
+	}, retry(&t.Retry)...))
 }
 
 // Deadline is Argo's hard limit of one attempt.
 func (t *Teardown) Deadline() (time.Duration, error) { return withSlack(t.Timeout) }
+
+// rules completes a command's rules: deploystep's flag is named as the
+// template's input unless the rule says otherwise.
+func rules(ps []Param) []Param {
+	for i := range ps {
+		if ps[i].Reader.Step() && ps[i].Flag == "" {
+			ps[i].Flag = ps[i].Input
+		}
+	}
+	return ps
+}
 
 // appNamespace is every command's app-namespace: deploystep's connection
 // flag, passed only for an app whose Application is not in Argo CD's
@@ -195,7 +206,7 @@ func appNamespace(p *string) Param {
 	return Param{
 		Input: InputAppNamespace, Default: ptrTo(FromWorkflow(WorkflowArgoCDNamespace)), OmitZero: true,
 		Description: "namespace of the Application objects (an app's applicationNamespace); default Argo CD's",
-		Reader:      ByEnv, Flag: "app-namespace", Env: "ARGOCD_APP_NAMESPACE", Global: true, ptr: p,
+		Reader:      ByEnv, Env: "ARGOCD_APP_NAMESPACE", Global: true, ptr: p,
 	}
 }
 

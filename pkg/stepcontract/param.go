@@ -29,7 +29,8 @@ type Param struct {
 	// Reader is who reads it: deploystep or Argo, and how the template
 	// hands it over.
 	Reader Reader
-	// Flag is deploystep's flag ("" when only Argo reads it).
+	// Flag is deploystep's flag ("" when only Argo reads it); in a
+	// command's Params, the Input's name unless the rule gives another.
 	Flag string
 	// Env is deploystep's environment variable: EnvName(Flag) unless set.
 	Env string
