@@ -1,8 +1,12 @@
 package stepcontract
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +170,31 @@ func TestDocMatchesTheContract(t *testing.T) {
 		row := "| `--" + p.Flag + "` | `" + p.EnvVar() + "` |"
 		if !strings.Contains(doc, row) {
 			t.Errorf("docs/step-contract.md has no connection row %s", row)
+		}
+	}
+}
+
+// deploystep links this package: standard library only, and the
+// module's own standard-library-only duration helper.
+func TestStandardLibraryOnly(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range file.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if strings.Contains(strings.Split(path, "/")[0], ".") && path != "github.com/deployctl/deployctl/internal/duration" {
+				t.Errorf("%s imports %s", f, path)
+			}
 		}
 	}
 }
