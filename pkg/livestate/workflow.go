@@ -67,7 +67,7 @@ func ValidationOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) *stepresult.ValidateRes
 	var out *stepresult.ValidateResult
 	eachResult(wf, n, func(raw []byte) bool {
 		var r stepresult.ValidateResult
-		if json.Unmarshal(raw, &r) != nil || r.Command != "validate" {
+		if json.Unmarshal(raw, &r) != nil || r.Command != stepcontract.CmdValidate {
 			return false
 		}
 		out = &r
