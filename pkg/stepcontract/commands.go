@@ -93,7 +93,7 @@ func (*SyncAndWait) Command() string { return CmdSyncAndWait }
 
 // Params implements Command.
 func (s *SyncAndWait) Params() []Param {
-	return rules(append([]Param{
+	return rules([]Param{
 		{Input: InputApp, Reader: ByArg, Usage: "Application name", ptr: &s.App},
 		{Input: "manifest-base64", Reader: ByArg, Usage: "the same, base64-encoded", ptr: &s.ManifestBase64,
 			Description: "the Application as base64 JSON; base64 keeps user text out of Argo expressions"},
@@ -106,10 +106,10 @@ func (s *SyncAndWait) Params() []Param {
 		{From: FromWorkflow(WorkflowHealthCustomizations), Reader: ByEnv, Flag: "health-customization",
 			Usage: "a health Lua Argo CD must have before anything syncs: GROUP/KIND=sha256:HEX (repeatable)", ptr: &s.HealthCustomizations},
 		appNamespace(&s.AppNamespace),
-	}, append(retry(&s.Retry),
-		Param{Reader: StepOnly, Flag: "manifest", Usage: "Application manifest (JSON) to create it from when absent", ptr: &s.ManifestFile},
-		Param{Reader: StepOnly, Flag: FlagSyncID, Usage: "this node's sync id (16-64 hex digits): adopt our operation carrying it instead of syncing again", ptr: &s.SyncID},
-	)...))
+	}, retry(&s.Retry), []Param{
+		{Reader: StepOnly, Flag: "manifest", Usage: "Application manifest (JSON) to create it from when absent", ptr: &s.ManifestFile},
+		{Reader: StepOnly, Flag: FlagSyncID, Usage: "this node's sync id (16-64 hex digits): adopt our operation carrying it instead of syncing again", ptr: &s.SyncID},
+	})
 }
 
 // Limit is how long the node's step may take: its sync timeout plus its
@@ -139,11 +139,11 @@ func (*Validate) Command() string { return CmdValidate }
 
 // Params implements Command.
 func (v *Validate) Params() []Param {
-	return rules(append([]Param{
+	return rules([]Param{
 		{Input: InputApps, Description: "newline-separated Application names", Reader: ByEnv, Flag: "app", Usage: "Application name (repeatable)", ptr: &v.Apps},
 		{Input: InputDeadline, Default: ptrTo(Seconds(ValidateDeadline)), Reader: ArgoDeadline},
 		appNamespace(&v.AppNamespace),
-	}, retry(&v.Retry)...))
+	}, retry(&v.Retry))
 }
 
 // Teardown deletes one Application with its resources and waits until
@@ -168,7 +168,7 @@ func (*Teardown) Command() string { return CmdTeardown }
 // Params implements Command.
 func (t *Teardown) Params() []Param {
 	policies := []string{PolicyRetain, PolicyDelete}
-	return rules(append([]Param{
+	return rules([]Param{
 		{Input: InputApp, Reader: ByArg, Usage: "Application name", ptr: &t.App},
 		{Input: "platform", Reader: ByArg, Usage: "platform name", ptr: &t.Platform},
 		{Input: "confirm", Reader: ByEnv, Usage: "must equal --platform", ptr: &t.Confirm},
@@ -182,15 +182,19 @@ func (t *Teardown) Params() []Param {
 		{Input: "cascade", Default: ptrTo("true"), Enum: []string{"true", "false"}, Reader: ByEnv, StepDefault: "true",
 			Usage: "delete the app's resources with it; false orphans them (the root Application, whose children have their own teardown nodes)", ptr: &t.Cascade},
 		appNamespace(&t.AppNamespace),
-	}, retry(&t.Retry)...))
+	}, retry(&t.Retry))
 }
 
 // Deadline is Argo's hard limit of one attempt.
 func (t *Teardown) Deadline() (time.Duration, error) { return withSlack(t.Timeout) }
 
-// rules completes a command's rules: deploystep's flag is named as the
-// template's input unless the rule says otherwise.
-func rules(ps []Param) []Param {
+// rules are a command's rules, in order, completed: deploystep's flag is
+// named as the template's input unless the rule says otherwise.
+func rules(groups ...[]Param) []Param {
+	var ps []Param
+	for _, g := range groups {
+		ps = append(ps, g...)
+	}
 	for i := range ps {
 		if ps[i].Reader.Step() && ps[i].Flag == "" {
 			ps[i].Flag = ps[i].Input
