@@ -473,3 +473,25 @@ func TestTemplateRetryIsTheSpecDefault(t *testing.T) {
 		t.Errorf("spec.DefaultRetry is %+v as the templates take it, their defaults %+v", got, stepcontract.DefaultRetry)
 	}
 }
+
+// The files the contract names for deploystep are where the pod template
+// puts them: the token in its volume, the result in the memory volume.
+func TestContractFilesAreMounted(t *testing.T) {
+	tmpl := templateOf(t, false, stepcontract.CmdSyncAndWait)
+	mounted := func(file string) bool {
+		for _, m := range tmpl.Container.VolumeMounts {
+			if strings.HasPrefix(file, m.MountPath+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range []string{stepcontract.TokenFile, stepcontract.ResultFile, caMount + "/ca.crt"} {
+		if !mounted(f) {
+			t.Errorf("%s is on no volume of the pod", f)
+		}
+	}
+	if stepcontract.TokenFile != tokenMount+"/token" {
+		t.Errorf("the token file %s is not the token volume's item %s/token", stepcontract.TokenFile, tokenMount)
+	}
+}

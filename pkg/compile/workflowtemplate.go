@@ -67,7 +67,7 @@ func caSecretOf(a spec.ArgoCD) caSecretRef {
 	return ca
 }
 
-// caMount is where the CWTs mount the CA bundle (templates/…).
+// caMount is where the step pods and the plugin sidecar mount the CA bundle.
 const caMount = "/var/run/secrets/argocd-ca"
 
 func param(name, value string) wfv1.Parameter {
