@@ -1,6 +1,6 @@
-// Package templates embeds the hand-written manifest sources the compiler
-// starts from: the reusable ClusterWorkflowTemplates, the Argo CD health Lua
-// and the Ansible bootstrap skeleton. Everything under this folder ships in
+// Package templates embeds the hand-written sources the compiler starts
+// from: the Argo CD health Lua and the Ansible bootstrap skeleton (the
+// step templates are rendered from pkg/stepcontract). Everything under this folder ships in
 // the deployctl binary.
 package templates
 

@@ -1,10 +1,6 @@
 package compile
 
-import (
-	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
-
-	"github.com/deployctl/deployctl/pkg/spec"
-)
+import "github.com/deployctl/deployctl/pkg/spec"
 
 // AppNamespace is the namespace of an app's Application object: its
 // applicationNamespace (Argo CD's apps in any namespace), else Argo CD's.
@@ -20,12 +16,8 @@ func otherNamespace(p *spec.Platform, a *spec.App) bool {
 	return a.ApplicationNamespace != "" && a.ApplicationNamespace != p.Spec.ArgoCD.Namespace
 }
 
-// appNamespaceArg is the CWTs' app-namespace argument for an app with its
-// own Application namespace; without it the CWTs use the workflow's
-// argocd-namespace (so templates of other platforms stay as they were).
-func appNamespaceArg(a *spec.App) []wfv1.Parameter {
-	if a.ApplicationNamespace == "" {
-		return nil
-	}
-	return []wfv1.Parameter{param("app-namespace", a.ApplicationNamespace)}
-}
+// appNamespaceArg is the steps' app-namespace for an app with its own
+// Application namespace, "" without: the templates then use the
+// workflow's argocd-namespace (so templates of other platforms stay as
+// they were).
+func appNamespaceArg(a *spec.App) string { return a.ApplicationNamespace }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/spec"
-	"github.com/deployctl/deployctl/templates"
 )
 
 // nsSpec: app a in Argo CD's namespace, b and c in team-a (c in project
@@ -106,16 +105,21 @@ func TestApplicationNamespace(t *testing.T) {
 // The CWTs read the task's app-namespace, defaulting to the workflow's
 // argocd-namespace, for every step.
 func TestTemplatesTakeAppNamespace(t *testing.T) {
-	for _, f := range []string{"sync-and-wait.yaml", "teardown.yaml", "validate.yaml"} {
-		b, err := templates.FS.ReadFile("cluster-workflow-templates/" + f)
-		if err != nil {
-			t.Fatal(err)
+	cwts, err := ClusterWorkflowTemplates(spec.Workflow{Image: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cwts {
+		tmpl := c.Spec.Templates[0]
+		env, input := false, false
+		for _, e := range tmpl.Container.Env {
+			env = env || (e.Name == "ARGOCD_APP_NAMESPACE" && e.Value == "{{inputs.parameters.app-namespace}}")
 		}
-		s := string(b)
-		if !strings.Contains(s, `- {name: ARGOCD_APP_NAMESPACE, value: "{{inputs.parameters.app-namespace}}"}`) ||
-			!strings.Contains(s, "- name: app-namespace\n") ||
-			!strings.Contains(s, `default: "{{workflow.parameters.argocd-namespace}}"`) {
-			t.Errorf("%s: ARGOCD_APP_NAMESPACE is not the input app-namespace defaulting to argocd-namespace", f)
+		for _, p := range tmpl.Inputs.Parameters {
+			input = input || (p.Name == "app-namespace" && p.Default != nil && p.Default.String() == "{{workflow.parameters.argocd-namespace}}")
+		}
+		if !env || !input {
+			t.Errorf("%s: ARGOCD_APP_NAMESPACE is not the input app-namespace defaulting to argocd-namespace", c.Name)
 		}
 	}
 }

@@ -106,8 +106,7 @@ func Stream(d *dag.DAG, scope string, v Visitor) (*Output, error) {
 	if scope == "platform" {
 		out.Root = rootApplication(p)
 	}
-	defaults := inputDefaultsOf(out.ClusterTemplates)
-	plugin := p.Spec.Workflow.Plugin()
+	plugin := p.Spec.Workflow.StepMode.Plugin()
 	var patch string
 	if plugin {
 		if patch, err = podSpecPatch(p); err != nil {
@@ -119,7 +118,6 @@ func Stream(d *dag.DAG, scope string, v Visitor) (*Output, error) {
 			if plugin && t.TemplateRef != nil {
 				t.TemplateRef.Name += PluginCWTSuffix
 			}
-			defaults.drop(&t)
 			if v.Task == nil {
 				return nil
 			}

@@ -9,12 +9,12 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
-	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/manifest"
 	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/pkg/step"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // deployWorkflowTemplate is the deploy DAG: one sync-and-wait task per app,
@@ -30,11 +30,7 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func
 		if err != nil {
 			return wfv1.DAGTask{}, err
 		}
-		t, err := syncTask(n.Name, n.App, deps)
-		if err != nil {
-			return t, err
-		}
-		return t, withManifest(&t, a)
+		return syncTask(n.Name, n.App, a, deps)
 	}, sink.add)
 	if err != nil {
 		return nil, err
@@ -42,9 +38,6 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func
 	if root != nil {
 		t, err := handoffTask(d, root)
 		if err != nil {
-			return nil, err
-		}
-		if err := withManifest(&t, root); err != nil {
 			return nil, err
 		}
 		if err := sink.add(t); err != nil {
@@ -56,15 +49,8 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func
 	if err != nil {
 		return nil, err
 	}
-	return workflowTemplate(d.Platform, string(dag.Deploy), hash, []wfv1.Parameter{param(ParamHealthCustomizations, reqs)}, main, sink.join), nil
+	return workflowTemplate(d.Platform, string(dag.Deploy), hash, []wfv1.Parameter{param(stepcontract.WorkflowHealthCustomizations, reqs)}, main, sink.join), nil
 }
-
-// ParamHealthCustomizations is the deploy's workflow parameter that
-// sync-and-wait passes to the step as HEALTH_CUSTOMIZATION: every health
-// customization of the platform, one step.HealthRequirement per line. Each
-// node checks Argo CD has them before it syncs (INV-7, docs/requirements.md#inv-7-health-verification-accuracy), whoever submitted
-// the run.
-const ParamHealthCustomizations = "health-customizations"
 
 func healthRequirements(p *spec.Platform) (string, error) {
 	cs, err := healthlua.Customizations(p)
@@ -82,56 +68,30 @@ func healthRequirements(p *spec.Platform) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
-// syncTask calls sync-and-wait for one app.
-func syncTask(name string, a *spec.App, deps []string) (wfv1.DAGTask, error) {
-	t := a.Timeouts
-	deadline, err := duration.Sum(t.Sync.Duration, t.Health.Duration, deadlineSlack)
-	if err != nil {
-		return wfv1.DAGTask{}, fmt.Errorf("app %s: its deadline: %w", name, err)
-	}
-	args := []wfv1.Parameter{
-		param("app", name),
-		param("manifest-base64", ""), // filled by withManifest
-		param("sync-timeout", t.Sync.Duration.String()),
-		param("health-timeout", t.Health.Duration.String()),
-		param("deadline-seconds", seconds(deadline)),
-	}
-	if c := checks(a.HealthChecks); c != "" {
-		args = append(args, param("checks", c))
-	}
-	if a.AllowSuspended {
-		args = append(args, param("allow-suspended", "true"))
-	}
-	args = append(args, appNamespaceArg(a)...)
-	args = append(args, retryArgs(a.Retry)...)
-	return wfv1.DAGTask{
-		Name:        name,
-		TemplateRef: templateRef(CWTSyncAndWait, tmplSyncAndWait),
-		Depends:     depends(deps),
-		Arguments:   wfv1.Arguments{Parameters: args},
-	}, nil
-}
-
-// withManifest sets the task's Application manifest, base64-encoded JSON:
-// Helm values and other user text never reach an Argo expression.
-func withManifest(t *wfv1.DAGTask, app *Application) error {
+// syncTask calls sync-and-wait for one app, with its Application as the
+// manifest.
+func syncTask(name string, a *spec.App, app *Application, deps []string) (wfv1.DAGTask, error) {
+	// base64-encoded JSON: Helm values and other user text never reach an
+	// Argo expression.
 	raw, err := manifest.JSON(app)
 	if err != nil {
-		return err
+		return wfv1.DAGTask{}, err
 	}
-	for i := range t.Arguments.Parameters {
-		if t.Arguments.Parameters[i].Name == "manifest-base64" {
-			t.Arguments.Parameters[i].Value = wfv1.AnyStringPtr(base64.StdEncoding.EncodeToString(raw))
-			return nil
-		}
-	}
-	return fmt.Errorf("task %s has no manifest parameter", t.Name)
+	return stepTask(name, &stepcontract.SyncAndWait{
+		App:            app.Name,
+		ManifestBase64: base64.StdEncoding.EncodeToString(raw),
+		SyncTimeout:    a.Timeouts.Sync.Duration,
+		HealthTimeout:  a.Timeouts.Health.Duration,
+		Checks:         checks(a.HealthChecks),
+		AllowSuspended: a.AllowSuspended,
+		AppNamespace:   appNamespaceArg(a),
+		Retry:          retryOf(a.Retry),
+	}, deps)
 }
 
-// checks renders an app's extra health checks in the step's --check syntax,
-// one per line (the CHECK env var): resource:GROUP/KIND/NAMESPACE/NAME and
-// http:URL=CODES.
-func checks(hcs []spec.HealthCheck) string {
+// checks renders an app's extra health checks in the step's --check syntax:
+// resource:GROUP/KIND/NAMESPACE/NAME and http:URL=CODES.
+func checks(hcs []spec.HealthCheck) []string {
 	var lines []string
 	for _, h := range hcs {
 		switch {
@@ -150,7 +110,7 @@ func checks(hcs []spec.HealthCheck) string {
 			lines = append(lines, fmt.Sprintf("http:%s=%s", h.HTTP.URL, strings.Join(s, ",")))
 		}
 	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // handoffTask creates and syncs the root Application after every app of the
@@ -164,13 +124,8 @@ func handoffTask(d *dag.DAG, root *Application) (wfv1.DAGTask, error) {
 		}
 	}
 	sort.Strings(sinks)
-	t, err := syncTask(HandoffTask, &spec.App{
+	return syncTask(HandoffTask, &spec.App{
 		Timeouts: &spec.DefaultTimeouts,
 		Retry:    &spec.DefaultRetry,
-	}, sinks)
-	if err != nil {
-		return t, err
-	}
-	t.Arguments.Parameters[0] = param("app", root.Name)
-	return t, nil
+	}, root, sinks)
 }

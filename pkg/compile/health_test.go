@@ -16,6 +16,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/step"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // settingsAnswer is what argocd-server's GET /api/v1/settings would answer
@@ -80,7 +81,7 @@ func TestHealthCustomizationsInRBACAndDeploy(t *testing.T) {
 
 	var reqs []string
 	for _, p := range out.WorkflowTemplates[dag.Deploy].Spec.Arguments.Parameters {
-		if p.Name == ParamHealthCustomizations {
+		if p.Name == stepcontract.WorkflowHealthCustomizations {
 			reqs = strings.Split(p.Value.String(), "\n")
 		}
 	}
@@ -112,16 +113,16 @@ func TestHealthCustomizationsInRBACAndDeploy(t *testing.T) {
 				continue
 			}
 			for _, e := range tmpl.Container.Env {
-				passed = passed || (e.Name == "HEALTH_CUSTOMIZATION" && e.Value == "{{workflow.parameters."+ParamHealthCustomizations+"}}")
+				passed = passed || (e.Name == "HEALTH_CUSTOMIZATION" && e.Value == "{{workflow.parameters."+stepcontract.WorkflowHealthCustomizations+"}}")
 			}
 		}
 	}
 	if !passed {
-		t.Errorf("%s does not pass the workflow parameter %s to the step as HEALTH_CUSTOMIZATION", CWTSyncAndWait, ParamHealthCustomizations)
+		t.Errorf("%s does not pass the workflow parameter %s to the step as HEALTH_CUSTOMIZATION", CWTSyncAndWait, stepcontract.WorkflowHealthCustomizations)
 	}
 	for _, other := range []dag.Action{dag.Teardown, dag.Validate} {
 		for _, p := range out.WorkflowTemplates[other].Spec.Arguments.Parameters {
-			if p.Name == ParamHealthCustomizations {
+			if p.Name == stepcontract.WorkflowHealthCustomizations {
 				t.Errorf("%s template carries %s: only deploy syncs", other, p.Name)
 			}
 		}

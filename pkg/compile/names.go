@@ -4,18 +4,19 @@
 // typed objects; package render writes them.
 package compile
 
-import "github.com/deployctl/deployctl/pkg/spec"
+import (
+	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
+)
 
-// Names of the reusable ClusterWorkflowTemplates (templates/…) and the
-// templates inside them.
+// Names of the reusable ClusterWorkflowTemplates, one per step command
+// (cwt.go); the template inside each is named as its command.
 const (
-	CWTSyncAndWait = "deployctl-sync-and-wait"
-	CWTValidate    = "deployctl-validate"
-	CWTTeardown    = "deployctl-teardown"
+	CWTPrefix      = spec.ReservedPrefix
+	CWTSyncAndWait = CWTPrefix + stepcontract.CmdSyncAndWait
+	CWTValidate    = CWTPrefix + stepcontract.CmdValidate
+	CWTTeardown    = CWTPrefix + stepcontract.CmdTeardown
 
-	tmplSyncAndWait = "sync-and-wait"
-	tmplValidate    = "validate"
-	tmplTeardown    = "teardown"
 	// tmplJoin is the pod-less join node of a stack.
 	tmplJoin = "stack-done"
 

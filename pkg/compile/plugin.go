@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // Plugin mode (spec.workflow.stepMode: plugin, issue 15): the steps run in
@@ -22,7 +22,7 @@ const (
 	// PluginName is the key of a plugin template (`plugin: {deployctl: …}`)
 	// and Argo's name of the plugin: its ConfigMap's name minus
 	// "-executor-plugin".
-	PluginName = "deployctl"
+	PluginName = stepcontract.PluginName
 	// PluginConfigMap declares the plugin to the controller, in the
 	// workflow namespace, labelled PluginConfigMapLabel=PluginKind.
 	PluginConfigMap      = PluginName + "-executor-plugin"
@@ -52,7 +52,6 @@ func TokenSecretName(serviceAccount string) string {
 // The credential mounts of the sidecar: the same paths as the pods'.
 const (
 	tokenMount       = "/var/run/secrets/argocd"
-	resultFileEnv    = "RESULT_FILE"
 	stepUID          = 65532
 	volumeArgoCDTok  = "argocd-token"
 	volumeArgoCDCA   = "argocd-ca"
@@ -61,71 +60,12 @@ const (
 		"Argo ignores activeDeadlineSeconds, containers and volumes on plugin templates: the plugin bounds each node by its own sync and health timeouts."
 )
 
-// pluginTemplate turns a pod template of a CWT into its plugin form: the
-// same name, inputs and outputs, the container's command line and
-// environment handed to the plugin, and what Argo ignores for a plugin
-// template (pod fields) left out.
-//
-// Retries: Argo's operator (v3.7 and v4.0.7, executeTemplate) puts the
-// Retry node around a template before it switches on its type, so plugin
-// nodes retry like pods; buildRetryStrategyLocalScope sets lastRetry.status
-// to the last attempt's phase for every node type, but lastRetry.exitCode
-// only from outputs.exitCode, which a plugin node does not have. The plugin
-// replies Error for exit 75 (the transient class), hence the expression.
-func pluginTemplate(t *wfv1.Template) error {
-	c := t.Container
-	if c == nil {
-		return fmt.Errorf("template %s has no container to run in the plugin", t.Name)
-	}
-	env := make([]corev1.EnvVar, 0, len(c.Env))
-	for _, e := range c.Env {
-		if e.ValueFrom != nil {
-			return fmt.Errorf("template %s: env %s comes from a reference, which a plugin cannot read", t.Name, e.Name)
-		}
-		if e.Name != resultFileEnv { // the result goes in the reply's outputs
-			env = append(env, corev1.EnvVar{Name: e.Name, Value: e.Value})
-		}
-	}
-	body, err := json.Marshal(map[string]any{PluginName: map[string]any{"args": c.Args, "env": env}})
-	if err != nil {
-		return err
-	}
-	for i := range t.Outputs.Parameters {
-		// Argo sets a plugin node's outputs from the plugin's reply
-		// (taskset.go); the validator wants a source, and "supplied" is
-		// the one that names no file or expression Argo would read.
-		t.Outputs.Parameters[i].ValueFrom = &wfv1.ValueFrom{Supplied: &wfv1.SuppliedValueFrom{}}
-		t.Outputs.Parameters[i].Description = wfv1.AnyStringPtr("set from the deployctl plugin's reply")
-	}
-	if r := t.RetryStrategy; r != nil {
-		r.RetryPolicy = wfv1.RetryPolicyAlways
-		r.Expression = `lastRetry.status == "Error"`
-	}
-	t.Plugin = &wfv1.Plugin{Object: wfv1.Object{Value: body}}
-	t.Container = nil
-	t.Volumes = nil
-	t.SecurityContext = nil
-	t.ActiveDeadlineSeconds = nil
-	return nil
-}
-
-// pluginCWT makes a CWT the plugin form of its pod form.
-func pluginCWT(cwt *wfv1.ClusterWorkflowTemplate) error {
-	cwt.Name += PluginCWTSuffix
-	for i := range cwt.Spec.Templates {
-		if err := pluginTemplate(&cwt.Spec.Templates[i]); err != nil {
-			return fmt.Errorf("%s: %w", cwt.Name, err)
-		}
-	}
-	const key = "workflows.argoproj.io/description"
-	cwt.Annotations[key] += " " + pluginCWTComment
-	return nil
-}
-
 // PluginSidecar is the plugin's container in the agent pod: the step image
 // serving the plugin API on loopback, as locked down as a step pod's
 // container, with the Argo CD credentials as read-only files.
 func PluginSidecar(w spec.Workflow) corev1.Container {
+	sc := lockedDown()
+	sc.RunAsUser, sc.RunAsGroup = ptr(int64(stepUID)), ptr(int64(stepUID))
 	return corev1.Container{
 		Name:            PluginContainer,
 		Image:           w.Image,
@@ -136,17 +76,9 @@ func PluginSidecar(w spec.Workflow) corev1.Container {
 			{Name: volumeArgoCDTok, MountPath: tokenMount, ReadOnly: true},
 			{Name: volumeArgoCDCA, MountPath: caMount, ReadOnly: true},
 		},
-		SecurityContext: &corev1.SecurityContext{
-			RunAsNonRoot:             ptr(true),
-			RunAsUser:                ptr(int64(stepUID)),
-			RunAsGroup:               ptr(int64(stepUID)),
-			ReadOnlyRootFilesystem:   ptr(true),
-			AllowPrivilegeEscalation: ptr(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
+		SecurityContext: sc,
 		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Requests: stepRequests(),
 			// 1,000 jobs (the server's cap) at the measured upper bound
 			// of ~255 KiB each, with headroom (docs/step-contract.md).
 			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("320Mi")},

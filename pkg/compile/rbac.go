@@ -53,7 +53,7 @@ func rbac(p *spec.Platform) ([]any, error) {
 		Verbs:     []string{"create", "patch"},
 	}}
 	var plugin []any
-	if p.Spec.Workflow.Plugin() {
+	if p.Spec.Workflow.StepMode.Plugin() {
 		rules = append(rules, agentRules...)
 		if plugin, err = pluginRBAC(p, meta); err != nil {
 			return nil, err

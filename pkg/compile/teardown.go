@@ -2,13 +2,12 @@ package compile
 
 import (
 	"fmt"
-	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
-	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // teardownWorkflowTemplate is the exact reverse of the deploy DAG: an app is
@@ -23,11 +22,10 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *
 	if root != nil {
 		// The root Application goes first and without cascade: it must stop
 		// re-creating the children, but must not delete them out of order.
-		first, err := teardownTask(name, HandoffTask, &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry}, nil, "false")
+		first, err := teardownTask(name, HandoffTask, root.Name, &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry}, nil, false)
 		if err != nil {
 			return nil, err
 		}
-		first.Arguments.Parameters[0] = param("app", root.Name)
 		if err := sink.add(first); err != nil {
 			return nil, err
 		}
@@ -39,7 +37,7 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *
 		}
 	}
 	err := eachTask(d, d.Graph.Reverse(), func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
-		return teardownTask(name, n.Name, n.App, deps, "true")
+		return teardownTask(name, n.Name, n.Name, n.App, deps, true)
 	}, add)
 	if err != nil {
 		return nil, err
@@ -47,55 +45,42 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *
 	// No value: a submission without -p confirm=<platform> is refused as
 	// "value is required", a wrong one as "not in enum".
 	confirm := wfv1.Parameter{
-		Name:        "confirm",
+		Name:        stepcontract.WorkflowConfirm,
 		Enum:        []wfv1.AnyString{wfv1.AnyString(name)},
 		Description: wfv1.AnyStringPtr("must equal the platform name (" + name + ") to delete anything"),
 	}
 	pv := wfv1.Parameter{
-		Name:        "pv-policy",
-		Value:       wfv1.AnyStringPtr("retain"),
-		Enum:        []wfv1.AnyString{"retain", "delete"},
+		Name:        stepcontract.WorkflowPVPolicy,
+		Value:       wfv1.AnyStringPtr(stepcontract.PolicyRetain),
+		Enum:        []wfv1.AnyString{stepcontract.PolicyRetain, stepcontract.PolicyDelete},
 		Description: wfv1.AnyStringPtr("retain (default) keeps PersistentVolumeClaims; delete removes them with their app"),
 	}
 	crd := wfv1.Parameter{
-		Name:        "crd-policy",
-		Value:       wfv1.AnyStringPtr("retain"),
-		Enum:        []wfv1.AnyString{"retain", "delete"},
+		Name:        stepcontract.WorkflowCRDPolicy,
+		Value:       wfv1.AnyStringPtr(stepcontract.PolicyRetain),
+		Enum:        []wfv1.AnyString{stepcontract.PolicyRetain, stepcontract.PolicyDelete},
 		Description: wfv1.AnyStringPtr("retain (default) keeps the CustomResourceDefinitions Argo CD never deletes; delete removes them, and every custom resource of their kinds, with their app"),
 	}
 	main := wfv1.Template{Name: string(dag.Teardown), DAG: &wfv1.DAGTemplate{}}
 	return workflowTemplate(d.Platform, string(dag.Teardown), hash, []wfv1.Parameter{confirm, pv, crd}, main, sink.join), nil
 }
 
-// teardownTask deletes one app; its timeout is the app's sync plus health
-// timeout, the time its resources had to come up.
-func teardownTask(platform, name string, a *spec.App, deps []string, cascade string) (wfv1.DAGTask, error) {
-	timeout, err := duration.Sum(a.Timeouts.Sync.Duration, a.Timeouts.Health.Duration)
-	var deadline time.Duration
-	if err == nil {
-		deadline, err = duration.Sum(timeout, deadlineSlack)
-	}
+// teardownTask deletes one app's Application; its timeout is the app's
+// sync plus health timeout, the time its resources had to come up.
+func teardownTask(platform, task, app string, a *spec.App, deps []string, cascade bool) (wfv1.DAGTask, error) {
+	timeout, err := stepcontract.NodeLimit(a.Timeouts.Sync.Duration, a.Timeouts.Health.Duration)
 	if err != nil {
-		return wfv1.DAGTask{}, fmt.Errorf("app %s: its teardown deadline: %w", name, err)
+		return wfv1.DAGTask{}, fmt.Errorf("app %s: its teardown deadline: %w", task, err)
 	}
-	args := []wfv1.Parameter{
-		param("app", name),
-		param("platform", platform),
-		param("confirm", "{{workflow.parameters.confirm}}"),
-		param("pv-policy", "{{workflow.parameters.pv-policy}}"),
-		param("crd-policy", "{{workflow.parameters.crd-policy}}"),
-		param("timeout", timeout.String()),
-		param("deadline-seconds", seconds(deadline)),
-	}
-	if cascade != "true" {
-		args = append(args, param("cascade", cascade))
-	}
-	args = append(args, appNamespaceArg(a)...)
-	args = append(args, retryArgs(a.Retry)...)
-	return wfv1.DAGTask{
-		Name:        name,
-		TemplateRef: templateRef(CWTTeardown, tmplTeardown),
-		Depends:     depends(deps),
-		Arguments:   wfv1.Arguments{Parameters: args},
-	}, nil
+	return stepTask(task, &stepcontract.Teardown{
+		App:          app,
+		Platform:     platform,
+		Confirm:      stepcontract.FromWorkflow(stepcontract.WorkflowConfirm),
+		PVPolicy:     stepcontract.FromWorkflow(stepcontract.WorkflowPVPolicy),
+		CRDPolicy:    stepcontract.FromWorkflow(stepcontract.WorkflowCRDPolicy),
+		Timeout:      timeout,
+		Cascade:      cascade,
+		AppNamespace: appNamespaceArg(a),
+		Retry:        retryOf(a.Retry),
+	}, deps)
 }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // validateWorkflowTemplate checks health read-only: one task per stack, all
@@ -33,20 +33,17 @@ func validateWorkflowTemplate(d *dag.DAG, hash string, sink *taskSink) (*wfv1.Wo
 		}
 		for _, ns := range slices.Sorted(maps.Keys(byNS)) {
 			name := s
-			args := []wfv1.Parameter{param("apps", strings.Join(byNS[ns], "\n"))}
 			if ns != "" {
 				name = s + "-in-" + ns
 				if names[name] {
 					return nil, fmt.Errorf("validate: the task of stack %s's apps in namespace %s would be named %s, as a stack is: rename the stack", s, ns, name)
 				}
 				names[name] = true
-				args = append(args, param("app-namespace", ns))
 			}
-			err := sink.add(wfv1.DAGTask{
-				Name:        name,
-				TemplateRef: templateRef(CWTValidate, tmplValidate),
-				Arguments:   wfv1.Arguments{Parameters: append(args, retryArgs(&spec.DefaultRetry)...)},
-			})
+			t, err := stepTask(name, &stepcontract.Validate{Apps: byNS[ns], AppNamespace: ns, Retry: retryOf(&spec.DefaultRetry)}, nil)
+			if err == nil {
+				err = sink.add(t)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // Failed runs are kept a week so `argo retry` (resume) stays possible;
@@ -21,28 +21,34 @@ import (
 const (
 	ttlAfterSuccess = 24 * 60 * 60
 	ttlAfterFailure = 7 * 24 * 60 * 60
-	// deadlineSlack is added to a step's own timeouts for its hard
-	// activeDeadlineSeconds: start-up, API retries, writing the result.
-	deadlineSlack = 2 * time.Minute
 )
 
-// connectionParams are the workflow-level parameters every CWT reads
-// (see templates/cluster-workflow-templates): how to reach Argo CD.
+// connectionParams are the workflow-level parameters every step template
+// reads (stepcontract.WorkflowParams): how to reach Argo CD.
 func connectionParams(p *spec.Platform) []wfv1.Parameter {
 	a := p.Spec.ArgoCD
 	ca := caSecretOf(a)
-	return []wfv1.Parameter{
-		param("argocd-server", a.Server),
-		param("argocd-namespace", a.Namespace),
-		param("argocd-plaintext", strconv.FormatBool(a.Plaintext)),
-		param("argocd-insecure-skip-verify", strconv.FormatBool(a.InsecureSkipVerify)),
-		param("argocd-root-path", a.RootPath),
-		param("token-secret", a.TokenSecret.Name),
-		param("token-key", a.TokenSecret.Key),
-		param("ca-secret", ca.secret),
-		param("ca-key", ca.key),
-		param("argocd-ca-file", ca.file),
+	values := map[string]string{
+		"argocd-server":                      a.Server,
+		stepcontract.WorkflowArgoCDNamespace: a.Namespace,
+		"argocd-plaintext":                   strconv.FormatBool(a.Plaintext),
+		"argocd-insecure-skip-verify":        strconv.FormatBool(a.InsecureSkipVerify),
+		"argocd-root-path":                   a.RootPath,
+		stepcontract.WorkflowTokenSecret:     a.TokenSecret.Name,
+		stepcontract.WorkflowTokenKey:        a.TokenSecret.Key,
+		stepcontract.WorkflowCASecret:        ca.secret,
+		stepcontract.WorkflowCAKey:           ca.key,
+		"argocd-ca-file":                     ca.file,
 	}
+	out := make([]wfv1.Parameter, len(stepcontract.WorkflowParams))
+	for i, w := range stepcontract.WorkflowParams {
+		v, ok := values[w.Name]
+		if !ok {
+			panic("compile: no value for the step templates' workflow parameter " + w.Name)
+		}
+		out[i] = param(w.Name, v)
+	}
+	return out
 }
 
 // caSecretRef is the CA bundle's secret, key and path in the step.
@@ -61,7 +67,7 @@ func caSecretOf(a spec.ArgoCD) caSecretRef {
 	return ca
 }
 
-// caMount is where the CWTs mount the CA bundle (templates/…).
+// caMount is where the step pods and the plugin sidecar mount the CA bundle.
 const caMount = "/var/run/secrets/argocd-ca"
 
 func param(name, value string) wfv1.Parameter {
@@ -140,18 +146,10 @@ func joinTask(name string, deps []string) wfv1.DAGTask {
 	return wfv1.DAGTask{Name: name, Template: tmplJoin, Depends: depends(deps)}
 }
 
-// seconds renders a duration as whole seconds for activeDeadlineSeconds.
-func seconds(d time.Duration) string {
-	return strconv.FormatInt(int64(d.Round(time.Second)/time.Second), 10)
-}
-
-// retryArgs passes an app's retry policy to the CWT's retryStrategy.
-func retryArgs(r *spec.Retry) []wfv1.Parameter {
-	return []wfv1.Parameter{
-		param("retry-limit", strconv.Itoa(r.Limit)),
-		param("retry-backoff", r.Backoff.Duration.String()),
-		param("retry-factor", strconv.Itoa(max(r.Factor, 1))),
-	}
+// retryOf is an app's retry policy as the step templates' retryStrategy
+// takes it.
+func retryOf(r *spec.Retry) stepcontract.Retry {
+	return stepcontract.Retry{Limit: r.Limit, Backoff: r.Backoff.Duration, Factor: max(r.Factor, 1)}
 }
 
 // eachTask makes one task per node of g in stable (topological) order and

@@ -20,6 +20,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // runPreflight runs Phase 0 and records it; a failed check stops the
@@ -142,7 +143,7 @@ func (r *run) prepare(ctx context.Context, action dag.Action, upToDate, absent f
 	if code, summary, err := r.applyPhase(ctx); code != exitcode.OK {
 		return workflow.Decision{}, code, summary, err
 	}
-	if r.cfg.DAG.Platform.Spec.Workflow.Plugin() && !r.cfg.DryRun {
+	if r.cfg.DAG.Platform.Spec.Workflow.StepMode.Plugin() && !r.cfg.DryRun {
 		r.awaitTokens(ctx)
 	}
 	return dec, exitcode.OK, "", nil
@@ -418,7 +419,7 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 			return exitcode.OK, fmt.Sprintf("dry run: would submit a teardown (pv-policy %s, crd-policy %s) deleting, in this order, the %d of %d apps that exist: %s",
 				r.cfg.PVPolicy, r.cfg.CRDPolicy, len(present), len(refs), strings.Join(present, " → ")), nil
 		}
-		nw := r.newRun(dag.Teardown, map[string]string{"confirm": r.cfg.Confirm, "pv-policy": r.cfg.PVPolicy, "crd-policy": r.cfg.CRDPolicy})
+		nw := r.newRun(dag.Teardown, map[string]string{stepcontract.WorkflowConfirm: r.cfg.Confirm, stepcontract.WorkflowPVPolicy: r.cfg.PVPolicy, stepcontract.WorkflowCRDPolicy: r.cfg.CRDPolicy})
 		if w, err = workflow.Submit(ctx, r.cl, nw); err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err

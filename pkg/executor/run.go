@@ -44,6 +44,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/report"
 	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // run is one action being executed.
@@ -226,9 +227,8 @@ func (r *run) end(code int, summary string, err error) error {
 // Deadline slack: pods scheduling, image pulls and controller latency on
 // top of the steps' own worst case.
 const (
-	timeoutSlack      = 10 * time.Minute
-	stepDeadlineSlack = 2 * time.Minute // compile's deadlineSlack: one attempt's hard limit
-	validateTimeout   = 5 * time.Minute
+	timeoutSlack    = 10 * time.Minute
+	validateTimeout = 5 * time.Minute
 )
 
 // defaultTimeout is the action's deadline when none is given: the plan's
@@ -254,7 +254,7 @@ func defaultTimeout(action Action, out *compile.Output) (time.Duration, error) {
 		if n == nil || n.Kind != dag.App || n.App.Timeouts == nil {
 			continue
 		}
-		limit, err := duration.Sum(n.App.Timeouts.Sync.Duration, n.App.Timeouts.Health.Duration, stepDeadlineSlack)
+		limit, err := stepcontract.AttemptDeadline(n.App.Timeouts.Sync.Duration, n.App.Timeouts.Health.Duration)
 		if err == nil {
 			all, err = duration.Sum(all, limit)
 		}
@@ -270,7 +270,11 @@ func defaultTimeout(action Action, out *compile.Output) (time.Duration, error) {
 	terms := []time.Duration{makespan, timeoutSlack}
 	if out.Root != nil {
 		// the handoff node runs with the built-in timeouts
-		terms = append(terms, spec.DefaultTimeouts.Sync.Duration, spec.DefaultTimeouts.Health.Duration, stepDeadlineSlack)
+		handoff, err := stepcontract.AttemptDeadline(spec.DefaultTimeouts.Sync.Duration, spec.DefaultTimeouts.Health.Duration)
+		if err != nil {
+			return 0, err
+		}
+		terms = append(terms, handoff)
 	}
 	return duration.Sum(terms...)
 }
@@ -298,7 +302,7 @@ func isTerminal(w io.Writer) bool {
 // tasks' transitions on the executor's output and log.
 func (r *run) follow(ctx context.Context, w *wfv1.Workflow, show []string) (*wfv1.Workflow, error) {
 	var halt func(*wfv1.Workflow) error
-	if r.cfg.DAG.Platform.Spec.Workflow.Plugin() {
+	if r.cfg.DAG.Platform.Spec.Workflow.StepMode.Plugin() {
 		halt = func(w *wfv1.Workflow) error {
 			if pm := workflow.FindPluginMissing(w); pm != nil {
 				return pm

@@ -27,28 +27,26 @@ import (
 	"github.com/deployctl/deployctl/pkg/graph"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/livestate"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // States of a node, as people ask about them.
 const (
-	Waiting         = "waiting"            // not started: something it depends on is not done
-	Starting        = "starting"           // its pod is being scheduled
-	Creating        = "creating"           // the step is creating the Application
-	Syncing         = "syncing"            // Argo CD runs the sync operation
-	WaitingHealth   = "waiting for health" // synced, not Healthy yet
-	Checking        = "checking"           // Healthy; the step confirms it (fresh health, extra checks)
-	Healthy         = "Healthy"            // deploy: done
-	Deleting        = "deleting"           // teardown: deleting the Application and its resources
-	Deleted         = "deleted"            // teardown: done
-	Done            = "done"               // a stack's join, or validate
-	Failed          = "failed"
-	Omitted         = "omitted" // never run: something it depends on failed
-	NotRun          = "not run" // the run ended (stopped) before it
-	actionDeploy    = "deploy"
-	actionTeardown  = "teardown"
-	appParam        = "app"
-	appNSParam      = "app-namespace"
-	argoCDNamespace = "argocd-namespace"
+	Waiting        = "waiting"            // not started: something it depends on is not done
+	Starting       = "starting"           // its pod is being scheduled
+	Creating       = "creating"           // the step is creating the Application
+	Syncing        = "syncing"            // Argo CD runs the sync operation
+	WaitingHealth  = "waiting for health" // synced, not Healthy yet
+	Checking       = "checking"           // Healthy; the step confirms it (fresh health, extra checks)
+	Healthy        = "Healthy"            // deploy: done
+	Deleting       = "deleting"           // teardown: deleting the Application and its resources
+	Deleted        = "deleted"            // teardown: done
+	Done           = "done"               // a stack's join, or validate
+	Failed         = "failed"
+	Omitted        = "omitted" // never run: something it depends on failed
+	NotRun         = "not run" // the run ended (stopped) before it
+	actionDeploy   = "deploy"
+	actionTeardown = "teardown"
 )
 
 // Run is one workflow run of a platform.
@@ -272,7 +270,7 @@ func newRun(wf *wfv1.Workflow, spec *wfv1.WorkflowSpec, now time.Time) *Run {
 	}
 	for _, args := range []wfv1.Arguments{spec.Arguments, wf.Spec.Arguments} {
 		for _, p := range args.Parameters {
-			if p.Name == argoCDNamespace && p.Value != nil && p.Value.String() != "" {
+			if p.Name == stepcontract.WorkflowArgoCDNamespace && p.Value != nil && p.Value.String() != "" {
 				r.ArgoCDNamespace = p.Value.String()
 			}
 		}
@@ -286,13 +284,13 @@ func newRun(wf *wfv1.Workflow, spec *wfv1.WorkflowSpec, now time.Time) *Run {
 	for _, t := range tasks {
 		n := &Node{Name: t.Name, DependsOn: taskDeps(t), Stack: true}
 		for _, p := range t.Arguments.Parameters {
-			if p.Name == appParam && p.Value != nil {
+			if p.Name == stepcontract.InputApp && p.Value != nil {
 				n.App, n.Stack = p.Value.String(), false
 			}
-			if p.Name == appsParam && p.Value != nil {
-				n.Apps = splitApps(p.Value.String())
+			if p.Name == stepcontract.InputApps && p.Value != nil {
+				n.Apps = stepcontract.Lines(p.Value.String()) // as deploystep reads it
 			}
-			if p.Name == appNSParam && p.Value != nil {
+			if p.Name == stepcontract.InputAppNamespace && p.Value != nil {
 				n.AppNamespace = p.Value.String()
 			}
 		}

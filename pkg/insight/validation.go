@@ -15,10 +15,7 @@ import (
 // reads its apps' Applications and writes what it read to its step result.
 // Its status is that result, app by app, not Argo CD's state now: the run
 // is the record of what was validated when.
-const (
-	actionValidate = "validate"
-	appsParam      = "apps" // the validate task's newline-separated apps
-)
+const actionValidate = "validate"
 
 // Validation is a validate run's account: each app's health and sync as
 // its task's step read them, and their aggregate (RFC 5.5).
@@ -116,15 +113,4 @@ func (r *Run) validationText() string {
 		fmt.Fprintf(&b, "%-28s %-22s %8s  %s\n", a.App, verdict, t, detail)
 	}
 	return b.String()
-}
-
-// splitApps is a validate task's apps parameter, one name a line.
-func splitApps(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
 }

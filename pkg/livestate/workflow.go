@@ -7,6 +7,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -66,7 +67,7 @@ func ValidationOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) *stepresult.ValidateRes
 	var out *stepresult.ValidateResult
 	eachResult(wf, n, func(raw []byte) bool {
 		var r stepresult.ValidateResult
-		if json.Unmarshal(raw, &r) != nil || r.Command != "validate" {
+		if json.Unmarshal(raw, &r) != nil || r.Command != stepcontract.CmdValidate {
 			return false
 		}
 		out = &r
@@ -88,7 +89,7 @@ func eachResult(wf *wfv1.Workflow, n *wfv1.NodeStatus, take func([]byte) bool) {
 			continue
 		}
 		for _, p := range c.Outputs.Parameters {
-			if p.Name == "result" && p.Value != nil && take([]byte(p.Value.String())) {
+			if p.Name == stepcontract.OutputResult && p.Value != nil && take([]byte(p.Value.String())) {
 				return
 			}
 		}

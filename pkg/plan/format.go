@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // Formats lists the output formats of Write.
@@ -44,7 +42,7 @@ func (p *Plan) text(w io.Writer) error {
 		fmt.Fprintf(&b, "  %2d  %s\n", i, strings.Join(l, ", "))
 	}
 	fmt.Fprintf(&b, "\nMost apps in parallel: %d\n", p.MaxParallel)
-	if p.StepMode == spec.StepModePlugin {
+	if p.StepMode.Plugin() {
 		b.WriteString("Steps run in the deployctl executor plugin (stepMode: plugin): one agent pod per run, none per app; the workflow controller needs ARGO_EXECUTOR_PLUGINS=true\n")
 	}
 	b.WriteString("\nCritical path (health timeouts as worst case):\n")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // Plan is what `deployctl plan` prints, in every output format.
@@ -35,9 +36,9 @@ type Plan struct {
 	Teardown []string `json:"teardownOrder"`
 	Nodes    []Node   `json:"nodes"`
 	Stacks   []Stack  `json:"stacks"`
-	// StepMode is set for plugin mode only (spec.workflow.stepMode), so a
-	// pod-mode plan reads as before.
-	StepMode string `json:"stepMode,omitempty"`
+	// StepMode is spec.workflow.stepMode; pod, the default, is left out,
+	// so a pod-mode plan reads as before.
+	StepMode spec.StepMode `json:"stepMode,omitempty"`
 }
 
 // Node is one app of the plan.
@@ -92,10 +93,7 @@ func Make(d *dag.DAG, scope string, action dag.Action) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Platform: d.Platform.Metadata.Name, Scope: scope, Action: action}
-	if d.Platform.Spec.Workflow.Plugin() {
-		p.StepMode = d.Platform.Spec.Workflow.StepMode
-	}
+	p := &Plan{Platform: d.Platform.Metadata.Name, Scope: scope, Action: action, StepMode: d.Platform.Spec.Workflow.StepMode}
 
 	// Layers over apps only: joins have depth 0 so they do not inflate it.
 	depth := map[string]int{}

@@ -117,7 +117,7 @@ func Readme(out *compile.Output, plans Plans, files []string) ([]byte, error) {
 		"The field managers are the executor's, so `deployctl deploy` after these commands rewrites nothing, and the other way round; "+
 		"`deployctl-%s` is per platform because several platforms share Argo CD's ConfigMaps, and a field manager owns exactly what it last applied.\n\n",
 		DirRBAC, spec.Spec.Workflow.ServiceAccount, compile.ArgoCDAccount, strings.Join(keys, ", "), "argocd", name)
-	if spec.Spec.Workflow.Plugin() {
+	if spec.Spec.Workflow.StepMode.Plugin() {
 		fmt.Fprintf(&b, "**Plugin mode** (`spec.workflow.stepMode: plugin`): the steps run in the deployctl executor plugin, a sidecar of the one agent pod Argo starts per run, not in a pod per app. "+
 			"`%s/` also declares the plugin (ConfigMap `%s`), its ServiceAccount `%s` (it may only read workflows in `%s`) and the token Secrets Argo mounts into the agent pod. "+
 			"The workflow controller runs plugins only with `ARGO_EXECUTOR_PLUGINS=true` in its environment: `kubectl -n <controller namespace> set env deployment/workflow-controller ARGO_EXECUTOR_PLUGINS=true` (it restarts). "+

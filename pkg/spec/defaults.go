@@ -68,9 +68,6 @@ func (p *Platform) normalize() {
 	if s.Workflow.ImagePullPolicy == "" {
 		s.Workflow.ImagePullPolicy = DefaultImagePullPolicy
 	}
-	if s.Workflow.StepMode == StepModePod {
-		s.Workflow.StepMode = "" // the default: the spec hash of a spec without the field
-	}
 	d := s.Defaults
 	for i := range s.Stacks {
 		for j := range s.Stacks[i].Apps {

@@ -295,7 +295,7 @@ func (d *Document) checkReceivers(errs *Errors) {
 	// Argo Workflows.
 	if sa := s.Workflow.ServiceAccount; sa != "" {
 		err := k8sName(validation.IsDNS1123Subdomain, "ServiceAccount name", sa)
-		if err == nil && s.Workflow.Plugin() {
+		if err == nil && s.Workflow.StepMode.Plugin() {
 			err = pluginServiceAccount(sa)
 		}
 		add("spec.workflow.serviceAccount", err)

@@ -44,10 +44,10 @@ func TestStepMode(t *testing.T) {
 	}
 }
 
-// TestStepModeNormalized: an explicit pod is stored as the default (""),
+// TestStepModeNormalized: an explicit pod decodes to the default (""),
 // so it compiles (and hashes) exactly like a spec without the field.
 func TestStepModeNormalized(t *testing.T) {
-	for src, want := range map[string]string{
+	for src, want := range map[string]StepMode{
 		base: StepModePod,
 		strings.Replace(base, "deploystep:1}", "deploystep:1, stepMode: pod}", 1):    StepModePod,
 		strings.Replace(base, "deploystep:1}", "deploystep:1, stepMode: plugin}", 1): StepModePlugin,
@@ -57,8 +57,8 @@ func TestStepModeNormalized(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := p.Platform.Spec.Workflow
-		if w.Mode() != want || w.Plugin() != (want == StepModePlugin) {
-			t.Errorf("Mode() = %q, Plugin() = %v; want %q", w.Mode(), w.Plugin(), want)
+		if w.StepMode != want || w.StepMode.Plugin() != (want == StepModePlugin) {
+			t.Errorf("StepMode %q, Plugin() = %v; want %q", w.StepMode, w.StepMode.Plugin(), want)
 		}
 		if want == StepModePod && w.StepMode != "" {
 			t.Errorf("pod kept as %q, want the default \"\"", w.StepMode)

@@ -6,7 +6,11 @@
 // these structs are filled only from a document the schema accepted.
 package spec
 
-import "k8s.io/apimachinery/pkg/util/intstr"
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
 
 // APIVersion and Kind identify a platform spec document.
 const (
@@ -72,29 +76,50 @@ type Workflow struct {
 	Image           string `json:"image"`
 	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
 	Parallelism     int    `json:"parallelism,omitempty"`
-	// StepMode is how a node's step runs: StepModePod (one pod per node)
-	// or StepModePlugin (Argo's executor plugin, one agent pod per run).
-	// Normalized to "" for pod, so a spec that spells out the default
-	// keeps the spec hash of one that does not; read it with Mode.
-	StepMode string `json:"stepMode,omitempty"`
+	// StepMode is how a node's step runs: StepModePod (one pod per node,
+	// the zero value) or StepModePlugin (Argo's executor plugin, one
+	// agent pod per run).
+	StepMode StepMode `json:"stepMode,omitempty"`
 }
 
-// Step modes (spec.workflow.stepMode).
+// StepMode is spec.workflow.stepMode. Its zero value is StepModePod, the
+// default, and a spec that spells it out ("pod") decodes to the same
+// value: both compile (and hash) alike, with nothing to normalize later.
+type StepMode string
+
+// Step modes.
 const (
-	StepModePod    = "pod"
-	StepModePlugin = "plugin"
+	StepModePod    StepMode = ""
+	StepModePlugin StepMode = "plugin"
 )
 
-// Mode is the workflow's step mode, StepModePod unless plugin.
-func (w Workflow) Mode() string {
-	if w.StepMode == "" {
-		return StepModePod
-	}
-	return w.StepMode
-}
+// stepModePod is how a spec spells StepModePod.
+const stepModePod = "pod"
 
 // Plugin reports whether steps run in the executor plugin.
-func (w Workflow) Plugin() bool { return w.StepMode == StepModePlugin }
+func (m StepMode) Plugin() bool { return m == StepModePlugin }
+
+// String is the mode as a spec spells it.
+func (m StepMode) String() string {
+	if m == StepModePod {
+		return stepModePod
+	}
+	return string(m)
+}
+
+// UnmarshalJSON reads "pod" as StepModePod; any other text is kept as it
+// is, for the schema's rule to name (its enum: pod, plugin).
+func (m *StepMode) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*m = StepMode(s)
+	if s == stepModePod {
+		*m = StepModePod
+	}
+	return nil
+}
 
 // Defaults apply to every app that does not say otherwise.
 type Defaults struct {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
-	"github.com/deployctl/deployctl/pkg/step/cmdline"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // The health customizations check (INV-7, docs/requirements.md#inv-7-health-verification-accuracy). A platform's health gate is only
@@ -65,8 +65,8 @@ func parseHealthRequirements(values []string) ([]healthRequirement, error) {
 // lacks a required health customization or has another script under its
 // key. Transient API faults are retried like every other request, for at
 // most the sync timeout.
-func (r *runner) checkHealthCustomizations(ctx context.Context, o cmdline.SyncOpts) error {
-	reqs, err := parseHealthRequirements(o.HealthCustomizations.Values)
+func (r *runner) checkHealthCustomizations(ctx context.Context, o stepcontract.SyncAndWait) error {
+	reqs, err := parseHealthRequirements(o.HealthCustomizations)
 	if err != nil || len(reqs) == 0 {
 		return err
 	}

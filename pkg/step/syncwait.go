@@ -10,12 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/step/check"
-	"github.com/deployctl/deployctl/pkg/step/cmdline"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -34,9 +33,9 @@ func stamp(p **time.Time) {
 }
 
 // syncAndWait is the sync-and-wait command: steps 1–5 of the contract.
-func (r *runner) syncAndWait(ctx context.Context, o cmdline.SyncOpts, manifest []byte, res *stepresult.SyncResult) error {
-	checks := make([]check.Check, 0, len(o.Checks.Values))
-	for _, c := range o.Checks.Values {
+func (r *runner) syncAndWait(ctx context.Context, o stepcontract.SyncAndWait, manifest []byte, res *stepresult.SyncResult) error {
+	checks := make([]check.Check, 0, len(o.Checks))
+	for _, c := range o.Checks {
 		ck, err := check.Parse(c)
 		if err != nil {
 			return err
@@ -45,7 +44,7 @@ func (r *runner) syncAndWait(ctx context.Context, o cmdline.SyncOpts, manifest [
 	}
 	// Every wait of the node, clean-up included, ends by its deadline: the
 	// sync timeout plus the health timeout, from the start.
-	deadline, err := duration.Sum(o.SyncTimeout, o.HealthTimeout)
+	deadline, err := o.Limit()
 	if err != nil {
 		return fail(exitcode.Invalid, "--sync-timeout plus --health-timeout: %v", err)
 	}
@@ -228,7 +227,7 @@ const manifestLimit = 1 << 20
 
 // loadManifest reads the Application manifest (JSON), if one was given, and
 // checks that it is the application the step was asked about.
-func loadManifest(o cmdline.SyncOpts) ([]byte, error) {
+func loadManifest(o stepcontract.SyncAndWait) ([]byte, error) {
 	var data []byte
 	switch {
 	case o.ManifestFile != "":
@@ -237,8 +236,8 @@ func loadManifest(o cmdline.SyncOpts) ([]byte, error) {
 			return nil, fail(exitcode.Invalid, "reading the manifest: %v", err)
 		}
 		data = b
-	case o.ManifestB64 != "":
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(o.ManifestB64))
+	case o.ManifestBase64 != "":
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(o.ManifestBase64))
 		if err != nil {
 			return nil, fail(exitcode.Invalid, "--manifest-base64 is not valid base64: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/step/cmdline"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -27,7 +28,7 @@ import (
 // Everything else is deleted by Argo CD's foreground cascade, which removes
 // the Application only after its resources are gone: waiting for the
 // Application to disappear is waiting for them.
-func (r *runner) teardown(ctx context.Context, o cmdline.TeardownOpts, res *stepresult.TeardownResult) error {
+func (r *runner) teardown(ctx context.Context, o stepcontract.Teardown, res *stepresult.TeardownResult) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	name := o.App
@@ -251,7 +252,7 @@ func remaining(app *argocd.Application) string {
 // root Application, whose children are Applications with teardown nodes of
 // their own that delete them in dependency order. Nothing is an orphan here:
 // what stays is meant to stay.
-func (r *runner) orphanDelete(ctx context.Context, app *argocd.Application, o cmdline.TeardownOpts, res *stepresult.TeardownResult) error {
+func (r *runner) orphanDelete(ctx context.Context, app *argocd.Application, o stepcontract.Teardown, res *stepresult.TeardownResult) error {
 	name := o.App
 	if app.Metadata.DeletionTimestamp == nil {
 		err := r.call(ctx, "delete application "+name, func(ctx context.Context) error { return r.c.Delete(ctx, name, false) })

@@ -7,19 +7,19 @@ import (
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/aggregate"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
-	"github.com/deployctl/deployctl/pkg/step/cmdline"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // validate reads every app once (read-only) and aggregates (RFC 5.5, docs/requirements.md#rfc-55-aggregate-health): exit 0 all
 // Healthy, 2 Degraded or Progressing, 1 Failed (an app absent or not
 // readable), 75 when the failures were all the API being unreachable.
-func (r *runner) validate(ctx context.Context, o cmdline.ValidateOpts, res *stepresult.ValidateResult) error {
+func (r *runner) validate(ctx context.Context, o stepcontract.Validate, res *stepresult.ValidateResult) error {
 	ctx, cancel := context.WithTimeout(ctx, r.t.validateBudget)
 	defer cancel()
 	res.Aggregate = aggregate.Healthy
 	transient, permanent := 0, 0
-	for _, name := range o.Apps.Values {
+	for _, name := range o.Apps {
 		e := stepresult.AppHealth{App: name}
 		var app *argocd.Application
 		err := r.call(ctx, "get application "+name, func(ctx context.Context) (err error) {

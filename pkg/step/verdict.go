@@ -8,7 +8,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
-	"github.com/deployctl/deployctl/pkg/step/cmdline"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -43,7 +43,7 @@ import (
 // passes; Progressing waits until ctx's deadline; Degraded, Missing, Unknown
 // (and Suspended unless allowed) fail once confirmed. errOursAgain: a further
 // operation of this run appeared.
-func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o cmdline.SyncOpts, s *ourSync, res *stepresult.SyncResult) error {
+func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o stepcontract.SyncAndWait, s *ourSync, res *stepresult.SyncResult) error {
 	name := src.name
 	stopRefreshing := r.refreshForHealth(ctx, src)
 	defer stopRefreshing()
@@ -83,7 +83,7 @@ func (r *runner) awaitFreshHealth(ctx context.Context, src *appSource, o cmdline
 // agrees, with nil when it is Healthy; not done when the failure was
 // momentary. When no answer comes before the deadline the verdict stays
 // unconfirmed: a transient exit, or a timeout.
-func (r *runner) confirm(ctx context.Context, src *appSource, o cmdline.SyncOpts, s *ourSync, verdict error, res *stepresult.SyncResult) (bool, error) {
+func (r *runner) confirm(ctx context.Context, src *appSource, o stepcontract.SyncAndWait, s *ourSync, verdict error, res *stepresult.SyncResult) (bool, error) {
 	name := src.name
 	unconfirmed := func(code int, why string) error {
 		return fail(code, "%v — not confirmed: %s", verdict, why)

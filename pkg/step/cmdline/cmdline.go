@@ -16,6 +16,7 @@ import (
 	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/check"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // Every flag has an environment variable (docs/step-contract.md): the
@@ -47,78 +48,44 @@ Exit codes: 0 done, 1 failed, 2 partial, 3 invalid arguments, 4 timeout, 75 tran
 
 // Command names.
 const (
-	CmdSyncAndWait = "sync-and-wait"
-	CmdValidate    = "validate"
-	CmdTeardown    = "teardown"
+	CmdSyncAndWait = stepcontract.CmdSyncAndWait
+	CmdValidate    = stepcontract.CmdValidate
+	CmdTeardown    = stepcontract.CmdTeardown
 )
 
 // Teardown's --pv-policy and --crd-policy: what happens to what deleting the
 // Application leaves behind.
 const (
-	PolicyRetain = "retain"
-	PolicyDelete = "delete"
+	PolicyRetain = stepcontract.PolicyRetain
+	PolicyDelete = stepcontract.PolicyDelete
 )
 
-// GlobalOpts are the connection flags, accepted before and after the
-// command.
-type GlobalOpts struct {
-	Server, CAFile, RootPath, TokenFile string
-	AppNamespace, ResultFile            string
-	Plaintext, InsecureSkipVerify       bool
-	RequestTimeout                      time.Duration
-}
-
-// SyncOpts are sync-and-wait's flags.
-type SyncOpts struct {
-	App                       string
-	ManifestFile, ManifestB64 string
-	SyncTimeout               time.Duration
-	HealthTimeout             time.Duration
-	Checks                    List // pkg/step/check
-	AllowSuspended            bool
-	HealthCustomizations      List // the step's settings.go
-	// SyncID names this node's sync operation across runs of the step
-	// (plugin mode: derived from the workflow node, docs/step-contract.md):
-	// an operation carrying it is adopted instead of syncing again.
-	// Empty: a new random id per run.
-	SyncID string
-}
-
-// ValidateOpts are validate's flags.
-type ValidateOpts struct {
-	Apps List
-}
-
-// TeardownOpts are teardown's flags.
-type TeardownOpts struct {
-	App               string
-	Timeout           time.Duration
-	PVPolicy          string
-	CRDPolicy         string
-	Platform, Confirm string
-	Cascade           bool
-}
-
-// Invocation is the parsed command line.
+// Invocation is the parsed command line: the connection flags and the
+// command's value, whose fields are the step contract's
+// (pkg/stepcontract).
 type Invocation struct {
 	Command  string
-	Global   GlobalOpts
-	Sync     SyncOpts
-	Validate ValidateOpts
-	Teardown TeardownOpts
+	Global   stepcontract.Connection
+	Sync     stepcontract.SyncAndWait
+	Validate stepcontract.Validate
+	Teardown stepcontract.Teardown
 	Manifest []byte // sync-and-wait: the loaded manifest, nil if none (set by the step)
 }
 
 // ErrHelp asks for the usage text and exit 0.
 var ErrHelp = errors.New("help requested")
 
-// Parse parses global flags, the command and its flags. Connection flags
-// are accepted before and after the command. The invocation is returned even
-// with an error, so that the result file can still be written.
+// Parse parses global flags, the command and its flags, each as the step
+// contract declares it (stepcontract: flag, environment variable,
+// default). Connection flags are accepted before and after the command.
+// The invocation is returned even with an error, so that the result file
+// can still be written.
 func Parse(args []string, env func(string) (string, bool)) (*Invocation, error) {
 	inv := &Invocation{}
 	g := newBinder("deploystep", env)
-	g.globals(&inv.Global)
+	for _, p := range inv.Global.Params() {
+		g.bind(p)
+	}
 	if err := g.parse(args); err != nil {
 		return inv, err
 	}
@@ -129,31 +96,14 @@ func Parse(args []string, env func(string) (string, bool)) (*Invocation, error) 
 	inv.Command = rest[0]
 	c := newBinder(inv.Command, env)
 	g.fs.VisitAll(func(f *flag.Flag) { c.fs.Var(f.Value, f.Name, f.Usage) })
-	switch inv.Command {
-	case CmdSyncAndWait:
-		s := &inv.Sync
-		c.str(&s.App, "app", "", "Application name")
-		c.str(&s.ManifestFile, "manifest", "", "Application manifest (JSON) to create it from when absent")
-		c.str(&s.ManifestB64, "manifest-base64", "", "the same, base64-encoded")
-		c.duration(&s.SyncTimeout, "sync-timeout", 5*time.Minute, "how long the sync operation may take")
-		c.duration(&s.HealthTimeout, "health-timeout", 5*time.Minute, "how long to wait for Healthy after the sync")
-		c.list(&s.Checks, "check", "extra check: resource:GROUP/KIND/NAMESPACE/NAME or http:URL=CODES (repeatable)")
-		c.boolean(&s.AllowSuspended, "allow-suspended", false, "accept Suspended as healthy")
-		c.list(&s.HealthCustomizations, "health-customization", "a health Lua Argo CD must have before anything syncs: GROUP/KIND=sha256:HEX (repeatable)")
-		c.str(&s.SyncID, "sync-id", "", "this node's sync id (16-64 hex digits): adopt our operation carrying it instead of syncing again")
-	case CmdValidate:
-		c.list(&inv.Validate.Apps, "app", "Application name (repeatable)")
-	case CmdTeardown:
-		t := &inv.Teardown
-		c.str(&t.App, "app", "", "Application name")
-		c.duration(&t.Timeout, "timeout", 10*time.Minute, "how long deletion may take")
-		c.str(&t.PVPolicy, "pv-policy", "retain", "retain or delete the PersistentVolumeClaims of StatefulSets")
-		c.str(&t.CRDPolicy, "crd-policy", "retain", "retain or delete the CustomResourceDefinitions the app manages (Argo CD never deletes them)")
-		c.str(&t.Platform, "platform", "", "platform name")
-		c.str(&t.Confirm, "confirm", "", "must equal --platform")
-		c.boolean(&t.Cascade, "cascade", true, "delete the app's resources with it; false orphans them (the root Application, whose children have their own teardown nodes)")
-	default:
+	cmd := inv.command()
+	if cmd == nil {
 		return inv, invalid("unknown command %q (want sync-and-wait, validate or teardown)", inv.Command)
+	}
+	for _, p := range cmd.Params() {
+		if p.Reader.Step() && !p.Global {
+			c.bind(p)
+		}
 	}
 	if err := c.parse(rest[1:]); err != nil {
 		return inv, err
@@ -162,6 +112,19 @@ func Parse(args []string, env func(string) (string, bool)) (*Invocation, error) 
 		return inv, invalid("unexpected argument %q", extra[0])
 	}
 	return inv, inv.check()
+}
+
+// command is the invocation's command value, nil for an unknown command.
+func (inv *Invocation) command() stepcontract.Command {
+	switch inv.Command {
+	case CmdSyncAndWait:
+		return &inv.Sync
+	case CmdValidate:
+		return &inv.Validate
+	case CmdTeardown:
+		return &inv.Teardown
+	}
+	return nil
 }
 
 // check validates what flag parsing cannot.
@@ -182,7 +145,7 @@ func (inv *Invocation) check() error {
 		if err := checkAppName(s.App); err != nil {
 			return err
 		}
-		if s.ManifestFile != "" && s.ManifestB64 != "" {
+		if s.ManifestFile != "" && s.ManifestBase64 != "" {
 			return invalid("give --manifest or --manifest-base64, not both")
 		}
 		if s.SyncTimeout <= 0 || s.HealthTimeout <= 0 {
@@ -190,10 +153,10 @@ func (inv *Invocation) check() error {
 		}
 		// The node's deadline is their sum: wrapped, it would have passed
 		// at once (a transient exit the template retries).
-		if _, err := duration.Sum(s.SyncTimeout, s.HealthTimeout); err != nil {
+		if _, err := s.Limit(); err != nil {
 			return invalid("--sync-timeout plus --health-timeout: %v", err)
 		}
-		for _, c := range s.Checks.Values {
+		for _, c := range s.Checks {
 			if _, err := check.Parse(c); err != nil {
 				return err
 			}
@@ -202,10 +165,10 @@ func (inv *Invocation) check() error {
 			return invalid("--sync-id (SYNC_ID) must be 16 to 64 lower-case hex digits, not %q", s.SyncID)
 		}
 	case CmdValidate:
-		if len(inv.Validate.Apps.Values) == 0 {
+		if len(inv.Validate.Apps) == 0 {
 			return invalid("validate needs at least one --app")
 		}
-		for _, a := range inv.Validate.Apps.Values {
+		for _, a := range inv.Validate.Apps {
 			if err := checkAppName(a); err != nil {
 				return err
 			}
@@ -266,30 +229,30 @@ func newBinder(name string, env func(string) (string, bool)) *binder {
 	return &binder{fs: fs, env: env}
 }
 
-func (b *binder) globals(g *GlobalOpts) {
-	b.strEnv(&g.Server, "server", "ARGOCD_SERVER", "", "Argo CD API host:port")
-	b.boolEnv(&g.Plaintext, "plaintext", "ARGOCD_PLAINTEXT", false, "HTTP instead of HTTPS")
-	b.boolEnv(&g.InsecureSkipVerify, "insecure-skip-verify", "ARGOCD_INSECURE_SKIP_VERIFY", false, "accept any TLS certificate")
-	b.strEnv(&g.CAFile, "ca-file", "ARGOCD_CA_FILE", "", "PEM CA bundle for the server certificate")
-	b.strEnv(&g.RootPath, "root-path", "ARGOCD_ROOT_PATH", "", "argocd-server --rootpath prefix")
-	b.strEnv(&g.TokenFile, "token-file", "ARGOCD_TOKEN_FILE", "/var/run/secrets/argocd/token", "file holding the API token")
-	b.strEnv(&g.AppNamespace, "app-namespace", "ARGOCD_APP_NAMESPACE", "", "namespace of the Application objects")
-	b.strEnv(&g.ResultFile, "result-file", "RESULT_FILE", "/tmp/deploystep/result.json", "where the JSON result is written")
-	b.durationEnv(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", 30*time.Second, "deadline of every API request")
-}
-
-func envName(flagName string) string {
-	return strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
-func (b *binder) str(p *string, name, def, usage string) {
-	b.strEnv(p, name, envName(name), def, usage)
-}
-func (b *binder) boolean(p *bool, name string, def bool, usage string) {
-	b.boolEnv(p, name, envName(name), def, usage)
-}
-func (b *binder) duration(p *time.Duration, name string, def time.Duration, usage string) {
-	b.durationEnv(p, name, envName(name), def, usage)
+// bind defines p's flag, its default taken from p's environment variable,
+// else from the contract's StepDefault.
+func (b *binder) bind(p stepcontract.Param) {
+	env := p.EnvVar()
+	switch v := p.Ptr().(type) {
+	case *string:
+		b.strEnv(v, p.Flag, env, p.StepDefault, p.Usage)
+	case *bool:
+		def, _ := strconv.ParseBool(p.StepDefault) // "" is false
+		b.boolEnv(v, p.Flag, env, def, p.Usage)
+	case *time.Duration:
+		var def time.Duration
+		if p.StepDefault != "" {
+			var err error
+			if def, err = duration.Parse(p.StepDefault); err != nil {
+				panic("cmdline: the contract's default of --" + p.Flag + ": " + err.Error())
+			}
+		}
+		b.durationEnv(v, p.Flag, env, def, p.Usage)
+	case *[]string:
+		b.list(v, p.Flag, env, p.Usage)
+	default:
+		panic(fmt.Sprintf("cmdline: --%s binds a %T, which deploystep cannot parse", p.Flag, v))
+	}
 }
 
 func (b *binder) strEnv(p *string, name, env, def, usage string) {
@@ -323,16 +286,13 @@ func (b *binder) durationEnv(p *time.Duration, name, env string, def time.Durati
 	b.fs.Var(duration.Flag{D: p}, name, usage)
 }
 
-func (b *binder) list(p *List, name, usage string) {
-	if v, ok := b.env(envName(name)); ok {
-		for _, line := range strings.Split(v, "\n") {
-			if line = strings.TrimSpace(line); line != "" {
-				p.Values = append(p.Values, line)
-			}
-		}
-		p.fromEnv = true
+func (b *binder) list(p *[]string, name, env, usage string) {
+	l := &list{p: p}
+	if v, ok := b.env(env); ok {
+		*p = stepcontract.Lines(v)
+		l.fromEnv = true
 	}
-	b.fs.Var(p, name, usage)
+	b.fs.Var(l, name, usage)
 }
 
 func (b *binder) noteEnvErr(env, v string, err error) {
@@ -354,20 +314,25 @@ func (b *binder) parse(args []string) error {
 	return nil
 }
 
-// List is a repeatable flag. Values from the environment are replaced,
+// list is a repeatable flag. Values from the environment are replaced,
 // not extended, by the first occurrence on the command line.
-type List struct {
-	Values  []string
+type list struct {
+	p       *[]string
 	fromEnv bool
 }
 
-func (l *List) String() string { return strings.Join(l.Values, ",") }
-
-func (l *List) Set(v string) error {
-	if l.fromEnv {
-		l.Values, l.fromEnv = nil, false
+func (l *list) String() string {
+	if l.p == nil {
+		return ""
 	}
-	l.Values = append(l.Values, v)
+	return strings.Join(*l.p, ",")
+}
+
+func (l *list) Set(v string) error {
+	if l.fromEnv {
+		*l.p, l.fromEnv = nil, false
+	}
+	*l.p = append(*l.p, v)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/check"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 func mapEnv(m map[string]string) func(string) (string, bool) {
@@ -34,10 +35,10 @@ func TestFlagsAndEnvironment(t *testing.T) {
 		t.Errorf("sync %+v", s)
 	}
 	// The command line replaces the environment's list.
-	if len(s.Checks.Values) != 1 || !strings.HasPrefix(s.Checks.Values[0], "http:http://vault") {
-		t.Errorf("checks %v", s.Checks.Values)
+	if len(s.Checks) != 1 || !strings.HasPrefix(s.Checks[0], "http:http://vault") {
+		t.Errorf("checks %v", s.Checks)
 	}
-	c, err := check.Parse(s.Checks.Values[0])
+	c, err := check.Parse(s.Checks[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,25 @@ func TestValidateAppsFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(inv.Validate.Apps.Values, ","); got != "a,b,c" {
+	if got := strings.Join(inv.Validate.Apps, ","); got != "a,b,c" {
 		t.Fatalf("apps %q", got)
+	}
+}
+
+// The usage text names every flag the step contract gives deploystep, and
+// each connection flag's variable.
+func TestUsageNamesEveryFlag(t *testing.T) {
+	var conn stepcontract.Connection
+	for _, p := range conn.Params() {
+		if !strings.Contains(Usage, "--"+p.Flag+" ["+p.EnvVar()+"]") {
+			t.Errorf("usage has no --%s [%s]", p.Flag, p.EnvVar())
+		}
+	}
+	for _, c := range stepcontract.Commands() {
+		for _, p := range c.Params() {
+			if p.Flag != "" && !strings.Contains(Usage, "--"+p.Flag+" ") && !strings.Contains(Usage, "--"+p.Flag+"]") && !strings.Contains(Usage, "--"+p.Flag+"=") {
+				t.Errorf("usage has no --%s (%s)", p.Flag, c.Command())
+			}
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step"
 	"github.com/deployctl/deployctl/pkg/step/cmdline"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // Node phases of Argo's NodeResult.
@@ -81,7 +82,7 @@ func running(message, requeue string) reply {
 // again for this node.
 func final(out step.Outcome) reply {
 	return reply{Node: &nodeResult{Phase: phaseOf(out.Code), Message: redact.Snippet(out.Summary, messageMax),
-		Outputs: &outputs{Parameters: []outParam{{Name: "result", Value: string(out.Result)}}}}}
+		Outputs: &outputs{Parameters: []outParam{{Name: stepcontract.OutputResult, Value: string(out.Result)}}}}}
 }
 
 // start registers a job for key, or answers the one there. A call for a
@@ -201,7 +202,7 @@ func (s *Server) run(j *job) {
 		j.mu.Lock()
 		j.node = id.node
 		j.mu.Unlock()
-		env["SYNC_ID"] = id.syncID
+		env[syncIDEnv] = id.syncID
 		fmt.Fprintf(log, "node %s, sync id %s (from node %s)\n", id.node, id.syncID, id.anchor)
 	}
 	s.finish(j, s.cfg.Exec(s.ctx, c.Args, env.lookup, log))
@@ -278,7 +279,7 @@ func nodeLabel(wf workflowRef, template string, inv *cmdline.Invocation) string 
 	case cmdline.CmdTeardown:
 		apps = []string{inv.Teardown.App}
 	case cmdline.CmdValidate:
-		apps = inv.Validate.Apps.Values
+		apps = inv.Validate.Apps
 	}
 	label := plainName(wf.Namespace) + "/" + plainName(wf.Name) + " " + plainName(template) + " " + inv.Command
 	for i, a := range apps {

@@ -200,7 +200,7 @@ func (s *Server) execute(body []byte) reply {
 	if err != nil {
 		return invalidReply(inv.Command, err)
 	}
-	if n := len(inv.Validate.Apps.Values); n > MaxValidateApps {
+	if n := len(inv.Validate.Apps); n > MaxValidateApps {
 		return invalidReply(inv.Command, fmt.Errorf("validate of %d apps: a plugin node validates at most %d (its result must fit the Workflow object): split it", n, MaxValidateApps))
 	}
 	tk, err := templateKey(t.raw)

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // pluginName is the plugin's name: the key under a template's `plugin:`
 // and the ConfigMap deployctl-executor-plugin.
-const pluginName = "deployctl"
+const pluginName = stepcontract.PluginName
 
 // request is the agent's body: {"workflow":{"metadata":…},"template":…}
 // (argo-workflows pkg/plugins/executor ExecuteTemplateArgs).
@@ -45,17 +47,17 @@ type parameter struct {
 	Value *string `json:"value"`
 }
 
-// call is the template's plugin.deployctl: the pod container's args and
-// env, RESULT_FILE left out (the result travels in the reply).
-type call struct {
-	Args []string `json:"args"`
-	Env  []envVar `json:"env"`
-}
+// call is the template's plugin.deployctl: the step contract's Call, the
+// pod container's args and env with RESULT_FILE left out (the result
+// travels in the reply).
+type call stepcontract.Call
 
-type envVar struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
+// syncIDFlag and syncIDEnv are sync-and-wait's sync id, the plugin's to
+// derive, never a template's.
+var (
+	syncIDFlag = stepcontract.FlagSyncID
+	syncIDEnv  = stepcontract.EnvName(stepcontract.FlagSyncID)
+)
 
 // environ is the step's whole environment: the template's env, nothing of
 // the sidecar's own.
@@ -111,7 +113,7 @@ func parseRequest(body []byte) (workflowRef, *template, *call, error) {
 	for _, a := range c.Args {
 		// Any form the flag package takes, an empty value too: an empty
 		// --sync-id= would replace the derived one with a random id.
-		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "sync-id" {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == syncIDFlag {
 			return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.args: --sync-id is the plugin's to derive from the workflow node, not the template's", t.Name, pluginName)
 		}
 	}
@@ -122,7 +124,7 @@ func parseRequest(body []byte) (workflowRef, *template, *call, error) {
 			return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.env: a variable without a name", t.Name, pluginName)
 		case seen[e.Name]:
 			return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.env: %s is given twice", t.Name, pluginName, e.Name)
-		case e.Name == "SYNC_ID":
+		case e.Name == syncIDEnv:
 			return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.env: SYNC_ID is the plugin's to derive from the workflow node", t.Name, pluginName)
 		}
 		seen[e.Name] = true

@@ -42,7 +42,7 @@ otherwise.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 				}
 				mode := ""
-				if d.Platform.Spec.Workflow.Plugin() {
+				if d.Platform.Spec.Workflow.StepMode.Plugin() {
 					mode = "; steps in the executor plugin: the workflow controller needs ARGO_EXECUTOR_PLUGINS=true (deployctl preflight checks)"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d apps, %d stacks%s)\n", f, len(d.Apps()), len(d.Stacks()), mode)

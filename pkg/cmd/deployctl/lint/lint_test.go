@@ -12,6 +12,7 @@ import (
 
 	"github.com/deployctl/deployctl/internal/testplatform"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 func lint(t *testing.T, file string) (string, error) {
@@ -58,7 +59,7 @@ func TestLintRefusesWhatGenerateRefuses(t *testing.T) {
 // cluster; in pod mode it says nothing of it.
 func TestLintNamesPluginMode(t *testing.T) {
 	p := testplatform.Random(rand.New(rand.NewSource(1)), 3, 5)
-	for _, mode := range []string{"pod", "plugin"} {
+	for _, mode := range []spec.StepMode{spec.StepModePod, spec.StepModePlugin} {
 		p.Spec.Workflow.StepMode = mode
 		b, err := yaml.Marshal(p)
 		if err != nil {

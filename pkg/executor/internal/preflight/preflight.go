@@ -62,11 +62,11 @@ func (r *checker) permissions() []permission {
 		// resume deletes the pods of the nodes it resets, as `argo retry` does
 		ps = append(ps, permission{[]string{"delete"}, "", "pods", wf})
 	}
-	if p.Spec.Workflow.Plugin() {
+	if p.Spec.Workflow.StepMode.Plugin() {
 		// rbac/ holds the plugin's ConfigMap and two token Secrets there
 		ps = append(ps, permission{apply, "", "configmaps", wf})
 	}
-	if r.HasSecrets || p.Spec.Workflow.Plugin() {
+	if r.HasSecrets || p.Spec.Workflow.StepMode.Plugin() {
 		ps = append(ps, permission{apply, "", "secrets", wf})
 	} else {
 		ps = append(ps, permission{[]string{"get"}, "", "secrets", wf})
@@ -110,7 +110,7 @@ func (r *checker) run(ctx context.Context) []report.Check {
 		lv := map[string]func(string, ...any){report.Pass: lg.Info, report.Warn: lg.Warn, report.Fail: lg.Error, report.Skip: lg.Info}[c.Status]
 		lv("check "+c.Name, "status", c.Status, "reason", c.Reason)
 	}
-	plugin := r.Platform.Spec.Workflow.Plugin() && r.Action != report.ActionValidate
+	plugin := r.Platform.Spec.Workflow.StepMode.Plugin() && r.Action != report.ActionValidate
 	skip := func(reason string, names ...string) {
 		if plugin {
 			names = append(names, PluginChecks...)
