@@ -88,18 +88,24 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o stepcontract.Syn
 	unconfirmed := func(code int, why string) error {
 		return fail(code, "%v — not confirmed: %s", verdict, why)
 	}
+	// deadlinePassed: the step's own deadline ended the wait or cut the
+	// hard refresh short, which is a timeout, not a fault of Argo CD's
+	// (transient only when Argo CD's answers were failing then).
+	deadlinePassed := func() (bool, error) {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return true, interrupted()
+		}
+		code := exitcode.Timeout
+		if src.failingNow() {
+			code = exitcode.Transient
+		}
+		return true, unconfirmed(code, "the health deadline passed before a hard refresh could confirm it")
+	}
 	r.log("%v; confirming with a hard refresh in %s", verdict, r.t.confirmDelay)
 	delay := r.t.confirmDelay
 	for {
 		if err := sleep(ctx, delay); err != nil {
-			if errors.Is(err, context.Canceled) {
-				return true, interrupted()
-			}
-			code := exitcode.Timeout
-			if src.failingNow() {
-				code = exitcode.Transient
-			}
-			return true, unconfirmed(code, "the health deadline passed before a hard refresh could confirm it")
+			return deadlinePassed()
 		}
 		t := src.ticket()
 		var fresh *argocd.Application
@@ -109,6 +115,9 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o stepcontract.Syn
 		})
 		if argocd.IsNotFound(err) {
 			return true, fail(exitcode.Failure, "application %s was deleted while waiting for its health", name)
+		}
+		if err != nil && ctx.Err() != nil {
+			return deadlinePassed()
 		}
 		if err != nil {
 			return true, unconfirmed(exitcode.Transient, "the hard refresh to confirm it failed: "+err.Error())
