@@ -93,12 +93,13 @@ const base = `{
  "spec": {
   "project": "default",
   "destination": {"server": "https://kubernetes.default.svc", "namespace": "web"},
-  "source": {"repoURL": "https://git.example.com/p.git", "targetRevision": "main", "path": "web",
+  "source": {"repoURL": "https://git.example.com/p.git", "targetRevision": "main", "path": "web", "tagPrefix": "web/",
    "helm": {"valueFiles": ["values.yaml"], "values": "a: 1", "namespace": "web", "version": "v3", "kubeVersion": "1.30.0"},
-   "kustomize": {"namePrefix": "a-", "images": ["nginx:1"], "namespace": "web", "commonLabels": {"team": "web"}, "commonAnnotations": {"owner": "web"}},
-   "directory": {"include": "*.yaml", "exclude": "x/*"},
+   "kustomize": {"namePrefix": "a-", "images": ["nginx:1"], "namespace": "web", "commonLabels": {"team": "web"}, "commonAnnotations": {"owner": "web"},
+    "ignoreMissingComponents": true, "labelIncludeTemplates": true},
+   "directory": {"include": "*.yaml", "exclude": "x/*", "disableExtensionFilter": true},
    "plugin": {"name": "envsubst", "env": [{"name": "A", "value": "b"}]}},
-  "syncPolicy": {"syncOptions": ["CreateNamespace=true"],
+  "syncPolicy": {"syncOptions": ["CreateNamespace=true"], "automated": {"enabled": false, "prune": true}, "retry": {"limit": 1, "refresh": true},
    "managedNamespaceMetadata": {"labels": {"team": "web"}, "annotations": {"owner": "web"}}},
   "ignoreDifferences": [{"group": "apps", "kind": "Deployment", "name": "web", "namespace": "web",
    "jsonPointers": ["/spec/replicas"], "jqPathExpressions": [".spec.replicas"], "managedFieldsManagers": ["kube-controller-manager"]}],
@@ -118,7 +119,7 @@ var fields = [][]string{
 	{"spec", "ignoreDifferences", "0", "name"}, {"spec", "ignoreDifferences", "0", "namespace"},
 	{"spec", "ignoreDifferences", "0", "jsonPointers", "0"}, {"spec", "ignoreDifferences", "0", "jqPathExpressions", "0"},
 	{"spec", "ignoreDifferences", "0", "managedFieldsManagers", "0"},
-	{"spec", "source", "targetRevision"}, {"spec", "source", "helm", "valueFiles", "0"}, {"spec", "source", "helm", "values"},
+	{"spec", "source", "targetRevision"}, {"spec", "source", "tagPrefix"}, {"spec", "source", "helm", "valueFiles", "0"}, {"spec", "source", "helm", "values"},
 	{"spec", "source", "helm", "namespace"}, {"spec", "source", "helm", "version"}, {"spec", "source", "helm", "kubeVersion"},
 	{"spec", "source", "kustomize", "namePrefix"}, {"spec", "source", "kustomize", "images", "0"},
 	{"spec", "source", "kustomize", "namespace"}, {"spec", "source", "kustomize", "commonLabels", "team"},
@@ -257,6 +258,18 @@ func TestVariantsAgreeWithArgoCD(t *testing.T) {
 		{[]string{"spec", "source", "helm", "parameters"}, []any{map[string]any{"value": "1"}}},
 		{[]string{"spec", "syncPolicy", "automated"}, map[string]any{"prune": "yes"}},
 		{[]string{"spec", "syncPolicy", "retry"}, map[string]any{"limit": "3"}},
+		// Argo CD 3's fields (the linked v2 type has no place for them:
+		// their types are checked beside it).
+		{[]string{"spec", "source", "tagPrefix"}, 5.0},
+		{[]string{"spec", "source", "tagPrefix"}, nil},
+		{[]string{"spec", "source", "kustomize", "ignoreMissingComponents"}, "yes"},
+		{[]string{"spec", "source", "kustomize", "labelIncludeTemplates"}, 1.0},
+		{[]string{"spec", "source", "directory", "disableExtensionFilter"}, "true"},
+		{[]string{"spec", "syncPolicy", "automated"}, map[string]any{"enabled": "false"}},
+		{[]string{"spec", "syncPolicy", "automated"}, map[string]any{"enabled": true, "selfHeal": true}},
+		{[]string{"spec", "syncPolicy", "automated"}, map[string]any{"enabled": false}},
+		{[]string{"spec", "syncPolicy", "retry"}, map[string]any{"refresh": "yes"}},
+		{[]string{"spec", "syncPolicy", "retry"}, map[string]any{"refresh": true}},
 	} {
 		var obj map[string]any
 		_ = json.Unmarshal([]byte(base), &obj)
