@@ -233,6 +233,12 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 		}
 	}
 	dst := spec.Destination{Server: src.Spec.Destination.Server, Name: src.Spec.Destination.Name, Namespace: src.Spec.Destination.Namespace}
+	if dst.Server == "" && dst.Name == "" {
+		// The spec would give it the in-cluster server: another app than
+		// the one Argo CD refuses to create (util/argo
+		// GetDestinationServer) and its controller does not deploy.
+		return out, fmt.Errorf("spec.destination has no server or name: Argo CD refuses it (\"Destination server missing from app spec\"): set one")
+	}
 	if dst.Server == spec.DefaultServer && dst.Name == "" {
 		dst.Server = "" // the built-in default
 	}
@@ -340,6 +346,9 @@ func source(s appv1.ApplicationSource, v3 appread.V3Source, def *spec.Source, mu
 		return out, fmt.Errorf("helm, kustomize, directory or plugin: %w", err)
 	}
 	out.Name, out.Helm, out.Kustomize, out.Directory, out.Plugin = s.Name, opts.Helm, opts.Kustomize, opts.Directory, opts.Plugin
+	if types := out.Types(); len(types) > 1 {
+		return out, fmt.Errorf("source %s sets %s: Argo CD refuses it (\"multiple application sources defined\"): keep the one it renders with", s.RepoURL, strings.Join(types, " and "))
+	}
 	if k := v3.Kustomize; k != nil && out.Kustomize != nil {
 		out.Kustomize.IgnoreMissingComponents, out.Kustomize.LabelIncludeTemplates = k.IgnoreMissingComponents, k.LabelIncludeTemplates
 	}

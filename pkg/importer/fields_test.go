@@ -223,3 +223,30 @@ func generatedApps(t *testing.T, r *Result) map[string]map[string]any {
 	}
 	return apps
 }
+
+// What Argo CD's create refuses (its Go validation, beyond the CRD: the
+// differential test in ./receiver checks it with Argo CD's own code when
+// given) the import refuses, naming why; what it accepts, it imports.
+func TestArgoCDCreateRules(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, refusal string
+	}{
+		{"no destination server or name", strings.Replace(oneApp("    path: p\n", ""), "server: https://kubernetes.default.svc, ", "", 1), "Destination server missing"},
+		{"two source types", oneApp("    path: p\n    helm: {}\n    directory: {recurse: true}\n", ""), "sets helm and directory: Argo CD refuses it"},
+		{"managed-by-url not http", strings.Replace(oneApp("    path: p\n", ""), "namespace: argocd}", "namespace: argocd, annotations: {argocd.argoproj.io/managed-by-url: 'ftp://x'}}", 1), "is not an http or https URL"},
+		{"managed-by-url https", strings.Replace(oneApp("    path: p\n", ""), "namespace: argocd}", "namespace: argocd, annotations: {argocd.argoproj.io/managed-by-url: 'https://cd.example.com'}}", 1), ""},
+		{"chart and path", oneApp("    path: p\n    chart: web\n", ""), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := importApps(t, tc.doc)
+			switch {
+			case tc.refusal == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refusal == "" && len(r.Differences) > 0:
+				t.Errorf("lost: %v", r.Differences)
+			case tc.refusal != "" && (err == nil || !strings.Contains(err.Error(), tc.refusal)):
+				t.Errorf("error %v, want %q", err, tc.refusal)
+			}
+		})
+	}
+}

@@ -19,13 +19,16 @@ e2e-tools:
 	@$(E2E_DIR)/build-tools.sh all >/dev/null
 
 # v3.7.18's validator runs in `make test` (pkg/generate); v4's lives in the
-# e2e's tools module tools/awf, as cmd/awfvalidate.
+# e2e's tools module tools/awf, as cmd/awfvalidate. Argo CD v3.6's
+# create-time validation (tools/argocd-v3.6, cmd/argocdvalidate) judges the
+# import's fixtures and variants beside its CRD (pkg/importer/receiver).
 e2e-validate: build
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	for f in $(EXAMPLES); do \
 	  $(BIN)/deployctl generate $$f -o $$tmp/$$(basename $$f .yaml) >/dev/null || exit 1; \
 	done; \
-	bin=$$(E2E_VERSIONS=newest $(E2E_DIR)/build-tools.sh | tail -1) && $$bin/awfvalidate $$tmp/*
+	bin=$$(E2E_VERSIONS=newest $(E2E_DIR)/build-tools.sh | tail -1) && $$bin/awfvalidate $$tmp/* && \
+	DEPLOYCTL_ARGOCDVALIDATE=$$bin/argocdvalidate go test -count=1 -run 'AgreeWithArgoCD|ArgoCDGoValidation' ./pkg/importer/receiver/
 
 e2e-up:
 	@$(E2E_DIR)/up.sh

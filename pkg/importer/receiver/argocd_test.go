@@ -82,13 +82,13 @@ func applicationCRD(t *testing.T) *validate.SchemaValidator {
 	return crdSchema
 }
 
-// argoCDRefuses is what Argo CD and Kubernetes refuse in an Application:
-// nil when they create it and can render and apply its fields. Argo CD's
-// Go validation of a created Application (util/argo ValidatePermissions,
-// GetRefSources, the API server's validateAndNormalizeApp) cannot be
-// called: v2.14's util/argo does not compile against this module's
-// OpenTelemetry, and v3.6's needs Go 1.27. Its rules are those of
-// goRules below, named, and kept out of the variants.
+// argoCDRefuses is what Argo CD's CRD and Kubernetes refuse in an
+// Application: nil when they create it and can render and apply its
+// fields. Argo CD's Go validation of a created Application (util/argo
+// ValidatePermissions, GetRefSources, the API server's
+// validateAndNormalizeApp) cannot be linked here (v2.14's util/argo does
+// not compile against this module's OpenTelemetry, and v3.6's needs Go
+// 1.27): argoCDGoRefuses runs it in its own program.
 func argoCDRefuses(t *testing.T, obj map[string]any) []string {
 	var out []string
 	if res := applicationCRD(t).Validate(obj); res != nil && !res.IsValid() {
