@@ -83,9 +83,7 @@ build_module() {
       ./cmd/argocd ./cmd/coredns ./cmd/mkimage ./cmd/pause ./cmd/e2eapp
     mv "$tmp/server" "$tmp/etcd" ;;
   argocd-*)
-    # argocdvalidate: Argo CD's create-time validation for the import's
-    # differential test (pkg/importer/receiver, make e2e-validate).
-    gb "$tmp/" ./cmd/argocd ./cmd/argocdvalidate ;;
+    gb "$tmp/" ./cmd/argocd ;;
   awf)
     # One go build per major version: their commands share names.
     for m in v3 v4; do
@@ -116,7 +114,6 @@ assemble() {
   for c in argocd-server argocd-repo-server argocd-application-controller; do ln -s argocd "$tmp/$c"; done
   for f in workflow-controller argoexec argo; do ln -s "$awf/$AWF_MAJOR/$f" "$tmp/$f"; done
   ln -s "$awf/awfvalidate" "$tmp/awfvalidate"
-  [[ ! -x $acd/argocdvalidate ]] || ln -s "$acd/argocdvalidate" "$tmp/argocdvalidate"
   versions_label >"$tmp/.complete"
   rm -rf "$out"; mkdir -p "$(dirname "$out")"; mv "$tmp" "$out"
 }
