@@ -17,17 +17,19 @@ type ArgoCDField struct {
 	Since string // e.g. v3.5
 }
 
-// The release lines that introduced the Argo CD 3 fields the spec models
-// (read from argo-cd's pkg/apis/application/v1alpha1/types.go of v3.0.0,
-// v3.1.0 … v3.6.1). kustomize's ignoreMissingComponents and
+// ArgoCDSince is the release line that introduced each Argo CD 3 field the
+// spec models, by its path under an Application's spec (a source's under
+// "source"), read from argo-cd's pkg/apis/application/v1alpha1/types.go of
+// v3.0.0, v3.1.0 … v3.6.1 (pkg/importer/receiver checks them against the
+// CRDs of v3.0.23 and v3.6.1). kustomize's ignoreMissingComponents and
 // labelIncludeTemplates are in v3.0.0, the oldest line deployctl supports:
 // they need no check.
-const (
-	sinceAutomatedEnabled = "v3.1"
-	sinceRetryRefresh     = "v3.2"
-	sinceTagPrefix        = "v3.5"
-	sinceDisableExtFilter = "v3.6"
-)
+var ArgoCDSince = map[string]string{
+	"source.tagPrefix":                        "v3.5",
+	"source.directory.disableExtensionFilter": "v3.6",
+	"syncPolicy.automated.enabled":            "v3.1",
+	"syncPolicy.retry.refresh":                "v3.2",
+}
 
 // NewerArgoCDFields lists the fields of an app (its defaults applied, as
 // Load returns it) that an Argo CD older than their release line drops.
@@ -38,10 +40,10 @@ func (a *App) NewerArgoCDFields() []ArgoCDField {
 			return
 		}
 		if d := s.Directory; d != nil && d.DisableExtensionFilter {
-			out = append(out, ArgoCDField{at + ".directory.disableExtensionFilter", sinceDisableExtFilter})
+			out = append(out, ArgoCDField{at + ".directory.disableExtensionFilter", ArgoCDSince["source.directory.disableExtensionFilter"]})
 		}
 		if s.TagPrefix != "" {
-			out = append(out, ArgoCDField{at + ".tagPrefix", sinceTagPrefix})
+			out = append(out, ArgoCDField{at + ".tagPrefix", ArgoCDSince["source.tagPrefix"]})
 		}
 	}
 	if len(a.Sources) > 0 {
@@ -53,10 +55,10 @@ func (a *App) NewerArgoCDFields() []ArgoCDField {
 	}
 	if sp := a.SyncPolicy; sp != nil {
 		if sp.Automated != nil && sp.Automated.Enabled != nil {
-			out = append(out, ArgoCDField{"spec.syncPolicy.automated.enabled", sinceAutomatedEnabled})
+			out = append(out, ArgoCDField{"spec.syncPolicy.automated.enabled", ArgoCDSince["syncPolicy.automated.enabled"]})
 		}
 		if sp.Retry != nil && sp.Retry.Refresh {
-			out = append(out, ArgoCDField{"spec.syncPolicy.retry.refresh", sinceRetryRefresh})
+			out = append(out, ArgoCDField{"spec.syncPolicy.retry.refresh", ArgoCDSince["syncPolicy.retry.refresh"]})
 		}
 	}
 	return out
