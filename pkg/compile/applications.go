@@ -3,6 +3,8 @@ package compile
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,8 +13,95 @@ import (
 )
 
 // Application is Argo CD's own type: what the step creates and what the
-// root Application later adopts from Git must be the same object.
-type Application = appv1.Application
+// root Application later adopts from Git must be the same object. The
+// linked type is argo-cd v2.14's (README "Support matrix"); the Argo CD 3
+// fields it has no place for (a source's tagPrefix, kustomize's
+// ignoreMissingComponents and labelIncludeTemplates, directory's
+// disableExtensionFilter, syncPolicy.automated.enabled and
+// syncPolicy.retry.refresh) are kept beside it, at their JSON paths, and
+// written into its JSON: every output (the step's manifest, applications/,
+// the import's round trip) is its JSON.
+type Application struct {
+	appv1.Application
+	v3 []v3Field
+}
+
+// v3Field is one Argo CD 3 field: its path of keys (string) and list
+// indexes (int) in the Application's JSON, and its value.
+type v3Field struct {
+	path  []any
+	value any
+}
+
+// MarshalJSON is the Application's JSON with its Argo CD 3 fields.
+func (a Application) MarshalJSON() ([]byte, error) {
+	raw, err := json.Marshal(&a.Application)
+	if err != nil || len(a.v3) == 0 {
+		return raw, err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	for _, f := range a.v3 {
+		if err := setPath(obj, f.path, f.value); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(obj)
+}
+
+// setPath writes v at path in obj, making the objects on the way.
+func setPath(obj map[string]any, path []any, v any) error {
+	var cur any = obj
+	for i, k := range path {
+		last := i == len(path)-1
+		switch key := k.(type) {
+		case string:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return fmt.Errorf("internal: %v: no object at %q", path, key)
+			}
+			if last {
+				m[key] = v
+				return nil
+			}
+			if _, ok := m[key]; !ok {
+				m[key] = map[string]any{}
+			}
+			cur = m[key]
+		case int:
+			l, ok := cur.([]any)
+			if !ok || key >= len(l) || last {
+				return fmt.Errorf("internal: %v: no list item %d", path, key)
+			}
+			cur = l[key]
+		}
+	}
+	return nil
+}
+
+// V3Fields lists the Argo CD 3 fields of the Application (their JSON
+// paths, dotted), for the checks that the Argo CD it goes to knows them.
+func (a *Application) V3Fields() []string {
+	var out []string
+	for _, f := range a.v3 {
+		var b strings.Builder
+		for _, k := range f.path {
+			switch key := k.(type) {
+			case string:
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(key)
+			case int:
+				fmt.Fprintf(&b, "[%d]", key)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
 
 // resourcesFinalizer makes deleting an Application delete its resources.
 const resourcesFinalizer = "resources-finalizer.argocd.argoproj.io"
@@ -33,7 +122,7 @@ func application(p *spec.Platform, stack string, a *spec.App) (*Application, err
 	for k, v := range a.Labels {
 		labels[k] = v
 	}
-	app := &Application{
+	app := &Application{Application: appv1.Application{
 		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Application"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        a.Name,
@@ -51,22 +140,25 @@ func application(p *spec.Platform, stack string, a *spec.App) (*Application, err
 			},
 			SyncPolicy: syncPolicy(a.SyncPolicy, a.SyncOptions),
 		},
-	}
+	}}
 	if len(a.Sources) > 0 {
 		for i := range a.Sources {
-			s, err := source(&a.Sources[i])
+			s, v3, err := source(&a.Sources[i], []any{"spec", "sources", i})
 			if err != nil {
 				return nil, err
 			}
 			app.Spec.Sources = append(app.Spec.Sources, *s)
+			app.v3 = append(app.v3, v3...)
 		}
 	} else {
-		s, err := source(a.Source)
+		s, v3, err := source(a.Source, []any{"spec", "source"})
 		if err != nil {
 			return nil, err
 		}
 		app.Spec.Source = s
+		app.v3 = append(app.v3, v3...)
 	}
+	app.v3 = append(app.v3, syncPolicyV3(a.SyncPolicy)...)
 	app.Spec.RevisionHistoryLimit = a.RevisionHistoryLimit
 	for _, i := range a.Info {
 		app.Spec.Info = append(app.Spec.Info, appv1.Info{Name: i.Name, Value: i.Value})
@@ -96,8 +188,31 @@ func syncPolicy(sp *spec.SyncPolicy, opts []string) *appv1.SyncPolicy {
 			out.ManagedNamespaceMetadata = &appv1.ManagedNamespaceMetadata{Labels: m.Labels, Annotations: m.Annotations}
 		}
 	}
-	if out.IsZero() {
+	if out.IsZero() && !v3Policy(sp) {
 		return nil
+	}
+	return out
+}
+
+// v3Policy: the sync policy has an Argo CD 3 field (the Application must
+// then have a syncPolicy for it, even if empty in v2's terms).
+func v3Policy(sp *spec.SyncPolicy) bool {
+	return len(syncPolicyV3(sp)) > 0
+}
+
+// syncPolicyV3 is the sync policy's Argo CD 3 fields: automated.enabled
+// (Argo CD 3.1: false turns automated sync off and keeps its options, as
+// Argo CD reads it) and retry.refresh (Argo CD 3.2).
+func syncPolicyV3(sp *spec.SyncPolicy) []v3Field {
+	if sp == nil {
+		return nil
+	}
+	var out []v3Field
+	if at := sp.Automated; at != nil && at.Enabled != nil {
+		out = append(out, v3Field{[]any{"spec", "syncPolicy", "automated", "enabled"}, *at.Enabled})
+	}
+	if r := sp.Retry; r != nil && r.Refresh {
+		out = append(out, v3Field{[]any{"spec", "syncPolicy", "retry", "refresh"}, true})
 	}
 	return out
 }
@@ -105,13 +220,53 @@ func syncPolicy(sp *spec.SyncPolicy, opts []string) *appv1.SyncPolicy {
 // source converts one source. The spec's source fields are Argo CD's, by
 // name and shape (pkg/spec), so they convert by their JSON: every field the
 // spec has reaches the Application, none by a hand-written copy that could
-// forget one.
-func source(s *spec.Source) (*appv1.ApplicationSource, error) {
+// forget one. What v2's type has no place for (Argo CD 3's fields) is
+// returned as v3 fields under at, found the same way: the spec's JSON
+// against the converted source's.
+func source(s *spec.Source, at []any) (*appv1.ApplicationSource, []v3Field, error) {
 	out := &appv1.ApplicationSource{}
 	if err := viaJSON(s, out); err != nil {
-		return nil, fmt.Errorf("source %s: %w", s.RepoURL, err)
+		return nil, nil, fmt.Errorf("source %s: %w", s.RepoURL, err)
 	}
-	return out, nil
+	var want, got map[string]any
+	if err := viaJSON(s, &want); err != nil {
+		return nil, nil, err
+	}
+	if err := viaJSON(out, &got); err != nil {
+		return nil, nil, err
+	}
+	var v3 []v3Field
+	missing(at, want, got, &v3)
+	return out, v3, nil
+}
+
+// missing adds to out every value of want that got lacks, at its path.
+func missing(at []any, want, got any, out *[]v3Field) {
+	switch w := want.(type) {
+	case map[string]any:
+		g, _ := got.(map[string]any)
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := append(append([]any(nil), at...), k)
+			gv, ok := g[k]
+			if !ok {
+				*out = append(*out, v3Field{p, w[k]})
+				continue
+			}
+			missing(p, w[k], gv, out)
+		}
+	case []any:
+		g, _ := got.([]any)
+		for i := range w {
+			if i < len(g) {
+				missing(append(append([]any(nil), at...), i), w[i], g[i], out)
+			}
+		}
+	}
 }
 
 // viaJSON converts between types with the same JSON fields.
@@ -141,7 +296,7 @@ func rootApplication(p *spec.Platform) *Application {
 			src.TargetRevision = def.TargetRevision
 		}
 	}
-	app := &Application{
+	app := &Application{Application: appv1.Application{
 		TypeMeta: metav1.TypeMeta{APIVersion: "argoproj.io/v1alpha1", Kind: "Application"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      RootApplicationName(p.Metadata.Name),
@@ -155,7 +310,7 @@ func rootApplication(p *spec.Platform) *Application {
 			Source:      &src,
 			Destination: appv1.ApplicationDestination{Server: spec.DefaultServer, Namespace: p.Spec.ArgoCD.Namespace},
 		},
-	}
+	}}
 	if r.Automated {
 		// selfHeal corrects drift; no prune, so removing an app from Git
 		// never deletes it out of dependency order.

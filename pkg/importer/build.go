@@ -215,7 +215,11 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 		return out, fmt.Errorf("no source (spec.source or spec.sources): nothing to deploy")
 	}
 	for i, s := range sources {
-		ss, err := source(s, d.Source, multi)
+		orig := i
+		if a.self {
+			orig = b.own[a].orig[i]
+		}
+		ss, err := source(s, a.m.V3.Source(orig), d.Source, multi)
 		if err != nil {
 			if multi {
 				err = fmt.Errorf("sources[%d]: %w", i, err)
@@ -229,6 +233,12 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 		}
 	}
 	dst := spec.Destination{Server: src.Spec.Destination.Server, Name: src.Spec.Destination.Name, Namespace: src.Spec.Destination.Namespace}
+	if dst.Server == "" && dst.Name == "" {
+		// The spec would give it the in-cluster server: another app than
+		// the one Argo CD refuses to create (util/argo
+		// GetDestinationServer) and its controller does not deploy.
+		return out, fmt.Errorf("spec.destination has no server or name: Argo CD refuses it (\"Destination server missing from app spec\"): set one")
+	}
 	if dst.Server == spec.DefaultServer && dst.Name == "" {
 		dst.Server = "" // the built-in default
 	}
@@ -304,9 +314,10 @@ func (b *builder) keep(a *app, in map[string]string, drop []string, what string)
 	return out
 }
 
-// source converts one source, leaving out what spec.defaults.source gives.
-func source(s appv1.ApplicationSource, def *spec.Source, multi bool) (spec.Source, error) {
-	out := spec.Source{RepoURL: s.RepoURL, TargetRevision: s.TargetRevision, Path: s.Path, Chart: s.Chart, Ref: s.Ref}
+// source converts one source, with its Argo CD 3 fields (v3), leaving out
+// what spec.defaults.source gives.
+func source(s appv1.ApplicationSource, v3 appread.V3Source, def *spec.Source, multi bool) (spec.Source, error) {
+	out := spec.Source{RepoURL: s.RepoURL, TargetRevision: s.TargetRevision, Path: s.Path, Chart: s.Chart, Ref: s.Ref, TagPrefix: v3.TagPrefix}
 	switch {
 	case s.Chart != "" && s.TargetRevision == "":
 		return out, fmt.Errorf("chart %q has no targetRevision (Argo CD takes the latest): pin the chart version", s.Chart)
@@ -335,6 +346,15 @@ func source(s appv1.ApplicationSource, def *spec.Source, multi bool) (spec.Sourc
 		return out, fmt.Errorf("helm, kustomize, directory or plugin: %w", err)
 	}
 	out.Name, out.Helm, out.Kustomize, out.Directory, out.Plugin = s.Name, opts.Helm, opts.Kustomize, opts.Directory, opts.Plugin
+	if types := out.Types(); len(types) > 1 {
+		return out, fmt.Errorf("source %s sets %s: Argo CD refuses it (\"multiple application sources defined\"): keep the one it renders with", s.RepoURL, strings.Join(types, " and "))
+	}
+	if k := v3.Kustomize; k != nil && out.Kustomize != nil {
+		out.Kustomize.IgnoreMissingComponents, out.Kustomize.LabelIncludeTemplates = k.IgnoreMissingComponents, k.LabelIncludeTemplates
+	}
+	if d := v3.Directory; d != nil && out.Directory != nil {
+		out.Directory.DisableExtensionFilter = d.DisableExtensionFilter
+	}
 	return out, nil
 }
 

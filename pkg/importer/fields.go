@@ -15,10 +15,8 @@ import (
 
 // syncPolicyOf is an Application's sync policy without its sync options
 // (the spec keeps those beside it); nil when there is none. Argo CD 3's
-// `automated: {enabled: false}` (automation off, its options kept) is
-// not in the linked v2 types: read from the manifest, it leaves automated
-// out, so the import never turns on a sync Argo CD has off (the round
-// trip reports the field as lost).
+// automated.enabled (false: automation off, its options kept) and
+// retry.refresh come from the manifest's Argo CD 3 fields (appread.V3).
 func syncPolicyOf(m *appread.Manifest) *spec.SyncPolicy {
 	a := m.App
 	sp := a.Spec.SyncPolicy
@@ -26,11 +24,11 @@ func syncPolicyOf(m *appread.Manifest) *spec.SyncPolicy {
 		return nil
 	}
 	out := &spec.SyncPolicy{}
-	if at := sp.Automated; at != nil && !automationOff(m.View()) {
-		out.Automated = &spec.Automated{Prune: at.Prune, SelfHeal: at.SelfHeal, AllowEmpty: at.AllowEmpty}
+	if at := sp.Automated; at != nil {
+		out.Automated = &spec.Automated{Prune: at.Prune, SelfHeal: at.SelfHeal, AllowEmpty: at.AllowEmpty, Enabled: m.V3.Enabled()}
 	}
 	if r := sp.Retry; r != nil {
-		out.Retry = &spec.SyncRetry{Limit: r.Limit}
+		out.Retry = &spec.SyncRetry{Limit: r.Limit, Refresh: m.V3.RetryRefresh()}
 		if b := r.Backoff; b != nil {
 			out.Retry.Backoff = &spec.SyncBackoff{Duration: b.Duration, Factor: b.Factor, MaxDuration: b.MaxDuration}
 		}
@@ -42,15 +40,6 @@ func syncPolicyOf(m *appread.Manifest) *spec.SyncPolicy {
 		return nil
 	}
 	return out
-}
-
-// automationOff: spec.syncPolicy.automated.enabled is false.
-func automationOff(obj map[string]any) bool {
-	s, _ := obj["spec"].(map[string]any)
-	sp, _ := s["syncPolicy"].(map[string]any)
-	at, _ := sp["automated"].(map[string]any)
-	on, ok := at["enabled"].(bool)
-	return ok && !on
 }
 
 func infoOf(a *appv1.Application) []spec.Info {

@@ -2,12 +2,15 @@ package importer
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/manifest"
 )
 
 // importApps imports the given Application documents (YAML, one file).
@@ -77,6 +80,19 @@ func TestFieldsRoundTrip(t *testing.T) {
 			"    retry: {limit: 2, backoff: {duration: 5s, factor: 2, maxDuration: 3m}}\n    managedNamespaceMetadata: {labels: {a: b}, annotations: {c: d}}\n", "managedNamespaceMetadata:"},
 		{"ignoreDifferences wildcards", "    path: p\n", "  ignoreDifferences: [{group: '*', kind: '*', managedFieldsManagers: [kube-controller-manager]}]\n", "managedFieldsManagers:"},
 		{"info", "    path: p\n", "  info: [{name: owner, value: web}]\n", "{name: owner, value: web}"},
+		// Argo CD 3's, which the linked v2 type has no place for
+		// (compile.Application carries them beside it).
+		{"source.tagPrefix", "    path: p\n    tagPrefix: app1/\n", "", "tagPrefix: app1/"},
+		{"kustomize.ignoreMissingComponents", "    path: k\n    kustomize: {components: [../c], ignoreMissingComponents: true}\n", "", "ignoreMissingComponents: true"},
+		{"kustomize.labelIncludeTemplates", "    path: k\n    kustomize: {commonLabels: {a: b}, labelIncludeTemplates: true}\n", "", "labelIncludeTemplates: true"},
+		{"kustomize v3 fields alone", "    path: k\n    kustomize: {ignoreMissingComponents: true}\n", "", "ignoreMissingComponents: true"},
+		{"directory.disableExtensionFilter", "    path: d\n    directory: {disableExtensionFilter: true, include: '{*.yaml.sealed,*.yaml}'}\n", "", "disableExtensionFilter: true"},
+		{"retry.refresh", "    path: p\n", "  syncPolicy: {retry: {limit: 2, refresh: true}}\n", "refresh: true"},
+		{"retry.refresh alone", "    path: p\n", "  syncPolicy: {retry: {refresh: true}}\n", "refresh: true"},
+		{"automated.enabled: false", "    path: p\n", "  syncPolicy: {automated: {enabled: false, prune: true}}\n", "automated: {prune: true, enabled: false}"},
+		{"automated.enabled: true", "    path: p\n", "  syncPolicy: {automated: {enabled: true}}\n", "enabled: true"},
+		{"sources[1].tagPrefix", "", "  sources:\n  - {repoURL: https://git.example.com/p.git, targetRevision: main, path: a}\n" +
+			"  - {repoURL: https://git.example.com/q.git, targetRevision: '1.0.*', tagPrefix: q/, path: b, directory: {disableExtensionFilter: true}}\n", "tagPrefix: q/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := importApps(t, oneApp(tc.source, tc.spec))
@@ -125,34 +141,111 @@ func TestSourceBesideSourcesDropped(t *testing.T) {
 	}
 }
 
-// What the spec does not model (README "Import"): Argo CD 3 fields the
-// linked v2 Application has no place for, and the source hydrator. Each is
-// reported as lost, and `automated: {enabled: false}` never becomes an
-// automated sync.
+// What the spec does not model (README "Import"): the source hydrator.
+// It is reported as lost.
 func TestNotModelledReported(t *testing.T) {
-	for _, tc := range []struct{ name, source, spec, field string }{
-		{"source.tagPrefix", "    path: p\n    tagPrefix: v\n", "", "spec.source.tagPrefix"},
-		{"kustomize.ignoreMissingComponents", "    path: p\n    kustomize: {namePrefix: a-, ignoreMissingComponents: true}\n", "", "spec.source.kustomize.ignoreMissingComponents"},
-		{"kustomize.labelIncludeTemplates", "    path: p\n    kustomize: {namePrefix: a-, labelIncludeTemplates: true}\n", "", "spec.source.kustomize.labelIncludeTemplates"},
-		{"directory.disableExtensionFilter", "    path: p\n    directory: {recurse: true, disableExtensionFilter: true}\n", "", "spec.source.directory.disableExtensionFilter"},
-		{"retry.refresh", "    path: p\n", "  syncPolicy: {retry: {limit: 2, refresh: true}}\n", "spec.syncPolicy.retry.refresh"},
-		{"automated.enabled: false", "    path: p\n", "  syncPolicy: {automated: {enabled: false, prune: true}, syncOptions: [CreateNamespace=true]}\n", "spec.syncPolicy.automated"},
-		{"sourceHydrator", "    path: p\n", "  sourceHydrator: {drySource: {repoURL: r, path: p, targetRevision: main}, syncSource: {targetBranch: env, path: p}}\n", "spec.sourceHydrator"},
+	r, err := importApps(t, oneApp("    path: p\n", "  sourceHydrator: {drySource: {repoURL: r, path: p, targetRevision: main}, syncSource: {targetBranch: env, path: p}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for _, d := range r.Differences {
+		fields = append(fields, d.Field)
+	}
+	if len(fields) != 1 || fields[0] != "spec.sourceHydrator" {
+		t.Errorf("lost %v, want [spec.sourceHydrator]", fields)
+	}
+}
+
+// Argo CD 3's fields reach the generated Application at their places, as
+// Argo CD reads them: `automated: {enabled: false}` keeps automated (and
+// its prune) with enabled false, which Argo CD reads as automation off.
+func TestArgoCD3FieldsInApplication(t *testing.T) {
+	docs := oneApp("    path: p\n    tagPrefix: app1/\n    kustomize: {ignoreMissingComponents: true, labelIncludeTemplates: true}\n",
+		"  syncPolicy: {automated: {enabled: false, prune: true}, retry: {limit: 1, refresh: true}}\n") +
+		"---\n" + strings.ReplaceAll(oneApp("    path: d\n    directory: {disableExtensionFilter: true}\n", ""), "name: web", "name: api")
+	r, err := importApps(t, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Differences) > 0 {
+		t.Fatalf("lost: %v", r.Differences)
+	}
+	apps := generatedApps(t, r)
+	for _, c := range []struct {
+		app  string
+		path []string
+		want any
+	}{
+		{"web", []string{"spec", "source", "tagPrefix"}, "app1/"},
+		{"web", []string{"spec", "source", "kustomize", "ignoreMissingComponents"}, true},
+		{"web", []string{"spec", "source", "kustomize", "labelIncludeTemplates"}, true},
+		{"web", []string{"spec", "syncPolicy", "automated", "enabled"}, false},
+		{"web", []string{"spec", "syncPolicy", "automated", "prune"}, true},
+		{"web", []string{"spec", "syncPolicy", "retry", "refresh"}, true},
+		{"web", []string{"spec", "syncPolicy", "retry", "limit"}, 1.0},
+		{"api", []string{"spec", "source", "directory", "disableExtensionFilter"}, true},
+	} {
+		var v any = apps[c.app]
+		for _, k := range c.path {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		if v != c.want {
+			t.Errorf("%s: %s = %v, want %v", c.app, strings.Join(c.path, "."), v, c.want)
+		}
+	}
+	if _, ok := apps["api"]["spec"].(map[string]any)["syncPolicy"]; ok {
+		t.Errorf("api has a syncPolicy: %v", apps["api"]["spec"])
+	}
+}
+
+// generatedApps compiles an import's spec and returns its Applications as
+// the step receives them (manifest.JSON, the deploy task's manifest), by
+// name.
+func generatedApps(t *testing.T, r *Result) map[string]map[string]any {
+	t.Helper()
+	out, err := compile.Compile(writeAndLoad(t, r), "platform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps := map[string]map[string]any{}
+	for _, a := range out.Applications {
+		raw, err := manifest.JSON(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			t.Fatal(err)
+		}
+		apps[a.Name] = obj
+	}
+	return apps
+}
+
+// What Argo CD's create refuses (its Go validation, beyond the CRD: the
+// differential test in ./receiver checks it with Argo CD's own code when
+// given) the import refuses, naming why; what it accepts, it imports.
+func TestArgoCDCreateRules(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, refusal string
+	}{
+		{"no destination server or name", strings.Replace(oneApp("    path: p\n", ""), "server: https://kubernetes.default.svc, ", "", 1), "Destination server missing"},
+		{"two source types", oneApp("    path: p\n    helm: {}\n    directory: {recurse: true}\n", ""), "sets helm and directory: Argo CD refuses it"},
+		{"managed-by-url not http", strings.Replace(oneApp("    path: p\n", ""), "namespace: argocd}", "namespace: argocd, annotations: {argocd.argoproj.io/managed-by-url: 'ftp://x'}}", 1), "is not an http or https URL"},
+		{"managed-by-url https", strings.Replace(oneApp("    path: p\n", ""), "namespace: argocd}", "namespace: argocd, annotations: {argocd.argoproj.io/managed-by-url: 'https://cd.example.com'}}", 1), ""},
+		{"chart and path", oneApp("    path: p\n    chart: web\n", ""), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := importApps(t, oneApp(tc.source, tc.spec))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var fields []string
-			for _, d := range r.Differences {
-				fields = append(fields, d.Field)
-			}
-			if len(fields) != 1 || fields[0] != tc.field {
-				t.Errorf("lost %v, want [%s]", fields, tc.field)
-			}
-			if a := r.Platform.Spec.Stacks[0].Apps[0]; strings.Contains(tc.spec, "enabled: false") && a.SyncPolicy != nil && a.SyncPolicy.Automated != nil {
-				t.Errorf("automation that Argo CD has off is on:\n%s", r.YAML)
+			r, err := importApps(t, tc.doc)
+			switch {
+			case tc.refusal == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refusal == "" && len(r.Differences) > 0:
+				t.Errorf("lost: %v", r.Differences)
+			case tc.refusal != "" && (err == nil || !strings.Contains(err.Error(), tc.refusal)):
+				t.Errorf("error %v, want %q", err, tc.refusal)
 			}
 		})
 	}

@@ -386,12 +386,12 @@ func TestStackFromLabelAnnotationFolder(t *testing.T) {
 	if err := in.Parse("inline.yaml", "x", []byte(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: a, namespace: argocd, annotations: {example.com/group: Core Services}}
-spec: {project: default, source: {repoURL: r, path: a}, destination: {namespace: a}}
+spec: {project: default, source: {repoURL: r, path: a}, destination: {server: https://kubernetes.default.svc, namespace: a}}
 ---
 apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: b, namespace: argocd}
-spec: {project: default, source: {repoURL: r, path: b}, destination: {namespace: b}}
+spec: {project: default, source: {repoURL: r, path: b}, destination: {server: https://kubernetes.default.svc, namespace: b}}
 `)); err != nil {
 		t.Fatal(err)
 	}

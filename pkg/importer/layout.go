@@ -47,7 +47,9 @@ type layoutSource struct {
 // what could not be separated from the children.
 type own struct {
 	sources []appv1.ApplicationSource
-	multi   bool
+	// orig: per kept source, its index in the original's sources.
+	orig  []int
+	multi bool
 	// excluded: per kept source index (in the original), the exclude glob
 	// that leaves the children's files out.
 	excluded map[int]string
@@ -131,7 +133,7 @@ func (b *builder) gitLayout() map[*app]*own {
 			if s.Directory != nil {
 				d = *s.Directory
 			}
-			for _, f := range argorules.ManifestFiles(dir, d) {
+			for _, f := range argorules.ManifestFiles(dir, d, p.m.V3.Source(i).AnyExtension()) {
 				kids := byFile[path.Join(dir, f)]
 				objs, ok := argorules.ObjectsIn(path.Join(dir, f))
 				hasOther := !ok
@@ -292,7 +294,7 @@ func ownOf(p *app, ls []layoutSource) *own {
 			if s.Ref != "" && s.Path == "" && s.Chart == "" {
 				continue // a values reference deploys nothing
 			}
-			o.sources = append(o.sources, s)
+			o.sources, o.orig = append(o.sources, s), append(o.orig, i)
 			span(math.MinInt, math.MaxInt) // not read here
 		case l.kustomize && len(l.covered) > 0 && len(l.other) == 0:
 			o.dropped = append(o.dropped, i)
@@ -303,10 +305,10 @@ func ownOf(p *app, ls []layoutSource) *own {
 			}
 			s.Kustomize.Patches = append(s.Kustomize.Patches, deletePatches(l.covered)...)
 			o.patched[i] = s.Kustomize.Patches
-			o.sources = append(o.sources, s)
+			o.sources, o.orig = append(o.sources, s), append(o.orig, i)
 			span(l.waves...)
 		case len(l.appFiles) == 0 && len(l.mixed) == 0:
-			o.sources = append(o.sources, s) // manifests only: kept as it is
+			o.sources, o.orig = append(o.sources, s), append(o.orig, i) // manifests only: kept as it is
 			span(l.waves...)
 			if l.unknown {
 				span(math.MinInt, math.MaxInt)
@@ -329,7 +331,7 @@ func ownOf(p *app, ls []layoutSource) *own {
 			}
 			s.Directory.Exclude = pat
 			o.excluded[i] = pat
-			o.sources = append(o.sources, s)
+			o.sources, o.orig = append(o.sources, s), append(o.orig, i)
 			span(l.waves...)
 			if l.unknown {
 				span(math.MinInt, math.MaxInt)

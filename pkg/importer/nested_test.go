@@ -56,7 +56,7 @@ func TestNestedWaveRules(t *testing.T) {
 			if a.parent != "" {
 				fmt.Fprintf(&doc, "  labels: {argocd.argoproj.io/instance: %s}\n", a.parent)
 			}
-			fmt.Fprintf(&doc, "spec: {project: default, source: {repoURL: https://git.example.com/r.git, path: %s}, destination: {namespace: %s}}\n", a.name, a.name)
+			fmt.Fprintf(&doc, "spec: {project: default, source: {repoURL: https://git.example.com/r.git, path: %s}, destination: {server: https://kubernetes.default.svc, namespace: %s}}\n", a.name, a.name)
 		}
 		if err := in.Parse("rules.yaml", "x", []byte(doc.String())); err != nil {
 			t.Fatal(err)
@@ -99,7 +99,7 @@ func TestNestedWaveRuleOwnResources(t *testing.T) {
 	dir := t.TempDir()
 	app := func(name string, wave int, src string) string {
 		return fmt.Sprintf("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: %s, namespace: argocd, annotations: {argocd.argoproj.io/sync-wave: %q}}\n"+
-			"spec:\n  project: default\n  destination: {namespace: %s}\n%s", name, fmt.Sprint(wave), name, src)
+			"spec:\n  project: default\n  destination: {server: https://kubernetes.default.svc, namespace: %s}\n%s", name, fmt.Sprint(wave), name, src)
 	}
 	repo := "https://git.example.com/platform.git"
 	leaf := func(name string) string {

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	appv1 "github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
 
 	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/importer/argorules"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
 )
@@ -29,6 +31,7 @@ import (
 type made struct {
 	name, namespace, destNS string
 	sources                 []appv1.ApplicationSource
+	v3                      *appread.V3 // the sources' Argo CD 3 fields
 }
 
 // madeOf keeps the sources only when there is a checkout to render them
@@ -42,6 +45,11 @@ func (b *builder) madeOf(a *compile.Application) made {
 		m.sources = append(m.sources, a.Spec.Sources...)
 	} else if a.Spec.Source != nil {
 		m.sources = append(m.sources, *a.Spec.Source)
+	}
+	if len(a.V3Fields()) > 0 {
+		m.v3 = &appread.V3{}
+		raw, _ := json.Marshal(a)
+		_ = json.Unmarshal(raw, m.v3)
 	}
 	return m
 }
@@ -72,7 +80,7 @@ func (b *builder) oneManager(gen []made) error {
 	}
 	for _, g := range gen {
 		for i, s := range g.sources {
-			objs, where := b.renderSource(s)
+			objs, where := b.renderSource(s, g.v3.Source(i).AnyExtension())
 			for _, o := range objs {
 				var hits []string
 				switch {
@@ -135,7 +143,7 @@ func dedup(s []string) []string {
 // as Argo CD's repo server would (a plain directory, or a Kustomize build
 // of a folder the input read; a chart or another repository is not
 // rendered here), and where.
-func (b *builder) renderSource(s appv1.ApplicationSource) ([]argorules.Object, string) {
+func (b *builder) renderSource(s appv1.ApplicationSource, anyExtension bool) ([]argorules.Object, string) {
 	if argorules.NormalizeRepo(s.RepoURL) != b.repo || s.Path == "" {
 		return nil, ""
 	}
@@ -153,7 +161,7 @@ func (b *builder) renderSource(s appv1.ApplicationSource) ([]argorules.Object, s
 			d = *s.Directory
 		}
 		var objs []argorules.Object
-		for _, f := range argorules.ManifestFiles(dir, d) {
+		for _, f := range argorules.ManifestFiles(dir, d, anyExtension) {
 			o, _ := argorules.ObjectsIn(filepath.Join(dir, f))
 			objs = append(objs, o...)
 		}

@@ -211,8 +211,8 @@ func TestParentRuleP3OwnResources(t *testing.T) {
 				t.Fatalf("root is not kept as an app for its own resources\n%s", strings.Join(b.res.Notes, "\n"))
 			}
 			var got []string
-			for _, s := range b.own[root].sources {
-				objs, _ := b.renderSource(s)
+			for i, s := range b.own[root].sources {
+				objs, _ := b.renderSource(s, root.m.V3.Source(b.own[root].orig[i]).AnyExtension())
 				for _, o := range objs {
 					got = append(got, o.Kind+" "+o.Name)
 				}

@@ -297,7 +297,7 @@ func TestPatchFileNamed(t *testing.T) {
 func TestAutomatedEmptyIsNotAbsent(t *testing.T) {
 	orig := map[string]any{"metadata": map[string]any{"name": "a"}, "spec": map[string]any{"project": "default",
 		"syncPolicy": map[string]any{"automated": map[string]any{}, "managedNamespaceMetadata": map[string]any{}}}}
-	d := Compare("a", orig, &compile.Application{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: appv1.ApplicationSpec{Project: "default"}})
+	d := Compare("a", orig, &compile.Application{Application: appv1.Application{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: appv1.ApplicationSpec{Project: "default"}}})
 	var fields []string
 	for _, x := range d {
 		fields = append(fields, x.Field)

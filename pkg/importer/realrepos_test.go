@@ -100,3 +100,55 @@ func TestIidiTech(t *testing.T) {
 		t.Errorf("root not left out:\n%s", strings.Join(r.Notes, "\n"))
 	}
 }
+
+// InternalDeveloperPlatform/pe-gitops-course: a root applied by hand with
+// Argo CD 3.1's `automated.enabled: true`, whose directory source holds
+// only its three children (multi-source Helm, ignoreMissingValueFiles);
+// the repository named scp-style.
+func TestPeGitopsCourse(t *testing.T) {
+	r := importDir(t, "parent", "testdata/pe-gitops-course")
+	want := []string{"vcluster-project-x@app-of-apps", "vcluster-project-y@app-of-apps", "vcluster-project-z@app-of-apps"}
+	if got := specApps(r); !reflect.DeepEqual(got, want) {
+		t.Errorf("apps %v, want %v", got, want)
+	}
+	checkArgoSemantics(t, r, node("app-of-apps", 0, node("vcluster-project-x", 0), node("vcluster-project-y", 0), node("vcluster-project-z", 0)))
+	if n := stackDeps(r); n != 0 {
+		t.Errorf("%d dependencies, want 0", n)
+	}
+	if len(r.Differences) != 0 {
+		t.Errorf("lost %v", r.Differences)
+	}
+	if !hasNote(r, "argocd/app-of-apps (3)") {
+		t.Errorf("app-of-apps not left out:\n%s", strings.Join(r.Notes, "\n"))
+	}
+	d := r.Platform.Spec.Defaults
+	if d.Source == nil || d.Source.RepoURL != "git@github.com:InternalDeveloperPlatform/pe-gitops-course.git" || d.Source.TargetRevision != "main" {
+		t.Errorf("defaults.source %+v", d.Source)
+	}
+	if d.SyncPolicy == nil || d.SyncPolicy.Automated == nil || !d.SyncPolicy.Automated.AllowEmpty || len(d.SyncOptions) != 6 {
+		t.Errorf("defaults: syncPolicy %+v, syncOptions %v", d.SyncPolicy, d.SyncOptions)
+	}
+	if h := apps(r)["vcluster-project-x"].Sources[0].Helm; h == nil || !h.IgnoreMissingValueFiles || h.ReleaseName != "vcluster-project-x" {
+		t.Errorf("vcluster-project-x helm %+v", h)
+	}
+
+	// The root alone: one app, its Argo CD 3 field kept, its children's
+	// folder named as not read.
+	r = importDir(t, "parent", "testdata/pe-gitops-course/examples/module_05/app-of-app-application.yaml")
+	if got := specApps(r); len(got) != 1 || !strings.HasPrefix(got[0], "app-of-apps@") {
+		t.Fatalf("apps %v", got)
+	}
+	if len(r.Differences) != 0 {
+		t.Errorf("lost %v", r.Differences)
+	}
+	sp := apps(r)["app-of-apps"].SyncPolicy
+	if sp == nil {
+		sp = r.Platform.Spec.Defaults.SyncPolicy
+	}
+	if sp == nil || sp.Automated == nil || sp.Automated.Enabled == nil || !*sp.Automated.Enabled || !sp.Automated.Prune || !sp.Automated.SelfHeal {
+		t.Errorf("app-of-apps syncPolicy %+v", sp)
+	}
+	if !hasNote(r, "its children in") || !hasNote(r, "apps") {
+		t.Errorf("no note on the unread children:\n%s", strings.Join(r.Notes, "\n"))
+	}
+}

@@ -43,8 +43,8 @@ func (b *builder) unreadChildren() {
 		if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		for _, s := range sourcesOf(a.m.App) {
-			if dir, missing := unreadFolder(filepath.Dir(file), s, names); dir != "" {
+		for i, s := range sourcesOf(a.m.App) {
+			if dir, missing := unreadFolder(filepath.Dir(file), s, a.m.V3.Source(i).AnyExtension(), names); dir != "" {
 				b.note("%s: its children in %s were not read (%s): import the folder: deployctl import %s",
 					a.key, display(dir), strings.Join(missing, ", "), display(commonDir(filepath.Dir(file), dir)))
 				break
@@ -56,7 +56,7 @@ func (b *builder) unreadChildren() {
 // unreadFolder is the folder source s names, looked for from dir upwards,
 // when it renders Applications or ApplicationSets not among names; and
 // their names.
-func unreadFolder(dir string, s appv1.ApplicationSource, names map[string]bool) (string, []string) {
+func unreadFolder(dir string, s appv1.ApplicationSource, anyExtension bool, names map[string]bool) (string, []string) {
 	if s.Chart != "" || s.Path == "" || filepath.IsAbs(s.Path) {
 		return "", nil
 	}
@@ -73,7 +73,7 @@ func unreadFolder(dir string, s appv1.ApplicationSource, names map[string]bool) 
 				if s.Directory != nil {
 					d = *s.Directory
 				}
-				for _, f := range argorules.ManifestFiles(cand, d) {
+				for _, f := range argorules.ManifestFiles(cand, d, anyExtension) {
 					o, _ := argorules.ObjectsIn(filepath.Join(cand, f))
 					objs = append(objs, o...)
 				}

@@ -136,6 +136,9 @@ func mergeSource(def, own *Source) Source {
 	if own.Name != "" {
 		s.Name = own.Name
 	}
+	if own.TagPrefix != "" {
+		s.TagPrefix = own.TagPrefix
+	}
 	return s
 }
 

@@ -519,7 +519,18 @@ func (d *Document) checkAnnotations(errs *Errors, at string, ann map[string]stri
 		own[k] = v
 	}
 	d.checkAnnotationKeys(errs, at, own)
+	if u, ok := ann[managedByURL]; ok && u != "" {
+		// Argo CD's create (util/argo ValidateManagedByURL, through
+		// settings.ValidateExternalURL): an http or https URL.
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") {
+			*errs = append(*errs, d.At(at+"."+managedByURL, "%q is not an http or https URL: Argo CD refuses the Application (invalid managed-by URL)", u))
+		}
+	}
 }
+
+// managedByURL is Argo CD's annotation naming the Argo CD that manages an
+// Application.
+const managedByURL = "argocd.argoproj.io/managed-by-url"
 
 // checkAnnotationKeys is Kubernetes' rule for annotations (ValidateAnnotations:
 // qualified-name keys, compared in lower case, 256 KiB in all).

@@ -164,6 +164,9 @@ type Automated struct {
 	SelfHeal bool `json:"selfHeal,omitempty"`
 	// AllowEmpty lets an automated sync prune the app down to no resources.
 	AllowEmpty bool `json:"allowEmpty,omitempty"`
+	// Enabled false turns automated sync off and keeps the options above
+	// (Argo CD 3.1+); absent or true is on.
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // SyncRetry mirrors Argo CD's RetryStrategy: limit (a negative one retries
@@ -171,6 +174,9 @@ type Automated struct {
 type SyncRetry struct {
 	Limit   int64        `json:"limit,omitempty"`
 	Backoff *SyncBackoff `json:"backoff,omitempty"`
+	// Refresh makes a retry sync the latest revision instead of the one
+	// the failed sync started with (Argo CD 3.2+).
+	Refresh bool `json:"refresh,omitempty"`
 }
 
 // SyncBackoff mirrors Argo CD's Backoff. Durations are Argo CD's: a Go
@@ -244,6 +250,9 @@ type Source struct {
 	Kustomize      *Kustomize `json:"kustomize,omitempty"`
 	Directory      *Directory `json:"directory,omitempty"`
 	Plugin         *Plugin    `json:"plugin,omitempty"`
+	// TagPrefix filters the tags a semver targetRevision is resolved
+	// against (Argo CD 3.5+).
+	TagPrefix string `json:"tagPrefix,omitempty"`
 }
 
 // Helm mirrors the Application's helm source options.
@@ -300,6 +309,10 @@ type Kustomize struct {
 	LabelWithoutSelector bool             `json:"labelWithoutSelector,omitempty"`
 	KubeVersion          string           `json:"kubeVersion,omitempty"`
 	APIVersions          []string         `json:"apiVersions,omitempty"`
+	// IgnoreMissingComponents skips components that do not exist.
+	IgnoreMissingComponents bool `json:"ignoreMissingComponents,omitempty"`
+	// LabelIncludeTemplates puts commonLabels on resource templates too.
+	LabelIncludeTemplates bool `json:"labelIncludeTemplates,omitempty"`
 }
 
 // KustomizeReplica sets the replicas of one workload; count is a number or
@@ -336,6 +349,9 @@ type Directory struct {
 	Include string   `json:"include,omitempty"`
 	Exclude string   `json:"exclude,omitempty"`
 	Jsonnet *Jsonnet `json:"jsonnet,omitempty"`
+	// DisableExtensionFilter renders every file include/exclude select,
+	// not only *.yaml, *.yml, *.json, *.jsonnet (Argo CD 3.6+).
+	DisableExtensionFilter bool `json:"disableExtensionFilter,omitempty"`
 }
 
 // Jsonnet mirrors the directory source's jsonnet options.

@@ -166,15 +166,31 @@ func (d *Document) checkSource(errs *Errors, path string, s Source, multi bool) 
 	if s.RepoURL == "" {
 		add("no repoURL: set it here or in spec.defaults.source")
 	}
-	if s.Chart != "" && s.Path != "" {
-		add("set either chart (Helm repository) or path (Git), not both")
-	}
 	if s.Chart == "" && s.Path == "" && !(multi && s.Ref != "") {
 		add("no path or chart: say what to deploy")
 	}
 	if s.Chart != "" && s.TargetRevision == "" {
 		add("chart %q has no targetRevision: pin the chart version", s.Chart)
 	}
+	if types := s.Types(); len(types) > 1 {
+		add("%s: one source renders one way (Argo CD refuses \"multiple application sources defined\"); keep one, or split them into sources", strings.Join(types, " and "))
+	}
+}
+
+// Types lists the source's rendering options that are set (helm,
+// kustomize, directory, plugin): Argo CD's ApplicationSource.ExplicitType
+// takes at most one, even an empty one (`helm: {}`).
+func (s *Source) Types() []string {
+	var out []string
+	for _, t := range []struct {
+		name string
+		set  bool
+	}{{"kustomize", s.Kustomize != nil}, {"helm", s.Helm != nil}, {"directory", s.Directory != nil}, {"plugin", s.Plugin != nil}} {
+		if t.set {
+			out = append(out, t.name)
+		}
+	}
+	return out
 }
 
 func (d *Document) checkTimeouts(errs *Errors, path string, t *Timeouts) {

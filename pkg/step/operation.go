@@ -118,8 +118,8 @@ func (r *runner) sync(node context.Context, src *appSource, app *argocd.Applicat
 	ctx, cancel := context.WithTimeout(node, timeout)
 	defer cancel()
 	// Prune as the app's own automated policy says: the manifest author's
-	// decision, not the step's.
-	prune := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.Prune
+	// decision, not the step's (none when that policy is off).
+	prune := app.Spec.AutomatedPrune()
 	err := r.call(ctx, "sync application "+name, func(ctx context.Context) error {
 		if s.requests > 0 {
 			cur, err := r.c.Get(ctx, name)

@@ -19,13 +19,22 @@ e2e-tools:
 	@$(E2E_DIR)/build-tools.sh all >/dev/null
 
 # v3.7.18's validator runs in `make test` (pkg/generate); v4's lives in the
-# e2e's tools module tools/awf, as cmd/awfvalidate.
+# e2e's tools module tools/awf, as cmd/awfvalidate. Argo CD v3.6's
+# create-time validation (tools/argocd-v3.6, cmd/argocdvalidate) judges the
+# import's fixtures and variants beside its CRD (pkg/importer/receiver). It
+# is built here, with build-tools.sh's flags and Go cache, after that module's
+# argocd (whose packages it shares): seconds, and build-tools.sh, part of
+# every tools module's cache key, stays as it is.
+E2E_ACD_DIR := $(E2E_DIR)/tools/argocd-v3.6
 e2e-validate: build
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	for f in $(EXAMPLES); do \
 	  $(BIN)/deployctl generate $$f -o $$tmp/$$(basename $$f .yaml) >/dev/null || exit 1; \
 	done; \
-	bin=$$(E2E_VERSIONS=newest $(E2E_DIR)/build-tools.sh | tail -1) && $$bin/awfvalidate $$tmp/*
+	bin=$$(E2E_VERSIONS=newest $(E2E_DIR)/build-tools.sh | tail -1) && $$bin/awfvalidate $$tmp/* && \
+	(cd $(E2E_ACD_DIR) && env GOTOOLCHAIN=$$(awk '$$1 == "toolchain" {print $$2}' go.mod) CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" \
+	  $${E2E_GOCACHE:+GOCACHE=$$E2E_GOCACHE} nice -n 10 go build -trimpath -ldflags "-s -w" -o $$tmp/argocdvalidate ./cmd/argocdvalidate) && \
+	DEPLOYCTL_ARGOCDVALIDATE=$$tmp/argocdvalidate go test -count=1 -run 'AgreeWithArgoCD|ArgoCDGoValidation' ./pkg/importer/receiver/
 
 e2e-up:
 	@$(E2E_DIR)/up.sh

@@ -47,6 +47,8 @@ type Manifest struct {
 	// several times the input (issue 11).
 	Raw []byte
 	App *appv1.Application
+	// V3 is what Argo CD 3 adds that App has no place for; nil when none.
+	V3 *V3
 }
 
 // View is Raw decoded: a fresh value the caller may change.
@@ -467,17 +469,20 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 		return false
 	}
 	var app appv1.Application
-	if err := json.Unmarshal(raw, &app); err != nil {
-		l := line
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			if fn := nodeAt(n, te.Field); fn != nil {
-				l = fn.Line
+	var v3 V3
+	for _, into := range []any{&app, &v3} {
+		if err := json.Unmarshal(raw, into); err != nil {
+			l := line
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				if fn := nodeAt(n, te.Field); fn != nil {
+					l = fn.Line
+				}
+				err = fmt.Errorf("%s: want %s, not a %s", te.Field, te.Type, te.Value)
 			}
-			err = fmt.Errorf("%s: want %s, not a %s", te.Field, te.Type, te.Value)
+			in.problem("%s:%d%s: not a valid Application %s: %v", file, l, where, name, err)
+			return false
 		}
-		in.problem("%s:%d%s: not a valid Application %s: %v", file, l, where, name, err)
-		return false
 	}
 	if app.Name == "" {
 		in.problem("%s:%d%s: an Application without metadata.name", file, line, where)
@@ -497,7 +502,11 @@ func (in *Input) application(file string, line int, folder, where string, obj ma
 		in.problem("%s:%d%s: Application %s: %v", file, line, where, name, err)
 		return false
 	}
-	in.Apps = append(in.Apps, Manifest{File: file, Line: line, Folder: folder, Raw: view, App: &app})
+	m := Manifest{File: file, Line: line, Folder: folder, Raw: view, App: &app}
+	if v3.set() {
+		m.V3 = &v3
+	}
+	in.Apps = append(in.Apps, m)
 	return true
 }
 

@@ -58,9 +58,10 @@ func IsDirectorySource(s appv1.ApplicationSource, dir string) bool {
 }
 
 // ManifestFiles lists what Argo CD reads from a directory source, relative
-// to it, sorted: manifest file names, subfolders only with recurse, then
-// exclude and include globs on the relative path (argo-cd util/glob).
-func ManifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
+// to it, sorted: manifest file names (any name with anyExtension, Argo CD
+// 3.6's directory.disableExtensionFilter), subfolders only with recurse,
+// then exclude and include globs on the relative path (argo-cd util/glob).
+func ManifestFiles(dir string, d appv1.ApplicationSourceDirectory, anyExtension bool) []string {
 	var out []string
 	_ = filepath.WalkDir(filepath.FromSlash(dir), func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -74,7 +75,7 @@ func ManifestFiles(dir string, d appv1.ApplicationSourceDirectory) []string {
 			}
 			return nil
 		}
-		if !e.Type().IsRegular() || !argoManifestFile.MatchString(e.Name()) {
+		if !e.Type().IsRegular() || (!anyExtension && !argoManifestFile.MatchString(e.Name())) {
 			return nil
 		}
 		// glob.Match without its log line: a pattern that does not

@@ -125,7 +125,7 @@ func TestNormalizeRepo(t *testing.T) {
 // gobwas globs on the path relative to the source (where * crosses "/").
 func TestManifestFiles(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"a.yaml", "b.yml", "c.json", "d.jsonnet", "e.txt", "sub/f.yaml", "sub/deep/g.yaml", ".hidden/h.yaml"} {
+	for _, f := range []string{"a.yaml", "b.yml", "c.json", "d.jsonnet", "e.txt", "sub/f.yaml", "sub/deep/g.yaml", ".hidden/h.yaml", "s.yaml.sealed"} {
 		p := filepath.Join(dir, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -135,18 +135,21 @@ func TestManifestFiles(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		d    appv1.ApplicationSourceDirectory
-		want string
+		d      appv1.ApplicationSourceDirectory
+		anyExt bool // disableExtensionFilter (Argo CD 3.6)
+		want   string
 	}{
-		{appv1.ApplicationSourceDirectory{}, "a.yaml b.yml c.json d.jsonnet"},
-		{appv1.ApplicationSourceDirectory{Recurse: true}, ".hidden/h.yaml a.yaml b.yml c.json d.jsonnet sub/deep/g.yaml sub/f.yaml"},
-		{appv1.ApplicationSourceDirectory{Recurse: true, Include: "*.yaml"}, ".hidden/h.yaml a.yaml sub/deep/g.yaml sub/f.yaml"},
-		{appv1.ApplicationSourceDirectory{Recurse: true, Include: "sub/*"}, "sub/deep/g.yaml sub/f.yaml"},
-		{appv1.ApplicationSourceDirectory{Recurse: true, Exclude: "{sub/*,*.json}"}, ".hidden/h.yaml a.yaml b.yml d.jsonnet"},
-		{appv1.ApplicationSourceDirectory{Recurse: true, Include: "*.yaml", Exclude: "sub/deep/*"}, ".hidden/h.yaml a.yaml sub/f.yaml"},
+		{appv1.ApplicationSourceDirectory{}, false, "a.yaml b.yml c.json d.jsonnet"},
+		{appv1.ApplicationSourceDirectory{}, true, "a.yaml b.yml c.json d.jsonnet e.txt s.yaml.sealed"},
+		{appv1.ApplicationSourceDirectory{Include: "{*.yaml.sealed,*.yaml}"}, true, "a.yaml s.yaml.sealed"},
+		{appv1.ApplicationSourceDirectory{Recurse: true}, false, ".hidden/h.yaml a.yaml b.yml c.json d.jsonnet sub/deep/g.yaml sub/f.yaml"},
+		{appv1.ApplicationSourceDirectory{Recurse: true, Include: "*.yaml"}, false, ".hidden/h.yaml a.yaml sub/deep/g.yaml sub/f.yaml"},
+		{appv1.ApplicationSourceDirectory{Recurse: true, Include: "sub/*"}, false, "sub/deep/g.yaml sub/f.yaml"},
+		{appv1.ApplicationSourceDirectory{Recurse: true, Exclude: "{sub/*,*.json}"}, false, ".hidden/h.yaml a.yaml b.yml d.jsonnet"},
+		{appv1.ApplicationSourceDirectory{Recurse: true, Include: "*.yaml", Exclude: "sub/deep/*"}, false, ".hidden/h.yaml a.yaml sub/f.yaml"},
 	} {
-		if got := strings.Join(ManifestFiles(filepath.ToSlash(dir), tc.d), " "); got != tc.want {
-			t.Errorf("%+v: %s, want %s", tc.d, got, tc.want)
+		if got := strings.Join(ManifestFiles(filepath.ToSlash(dir), tc.d, tc.anyExt), " "); got != tc.want {
+			t.Errorf("%+v %v: %s, want %s", tc.d, tc.anyExt, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {

@@ -37,58 +37,74 @@ var (
 func applicationCRD(t *testing.T) *validate.SchemaValidator {
 	t.Helper()
 	crdOnce.Do(func() {
-		// The module zip is read, not its folder: Go 1.26 downloads the
-		// v3.6 module (it says the module needs Go 1.27) but does not
-		// extract it.
-		cmd := exec.Command("go", "mod", "download", "-json", newestArgoCD)
-		cmd.Dir = os.TempDir() // outside the module: go.mod and go.sum stay as they are
-		out, _ := cmd.Output()
-		var mod struct{ Zip, Error string }
-		if err := json.Unmarshal(out, &mod); err != nil || mod.Zip == "" {
-			crdErr = fmt.Errorf("go mod download %s: %s%v", newestArgoCD, mod.Error, err)
-			return
-		}
-		raw, err := readZip(mod.Zip, newestArgoCD+"/manifests/crds/application-crd.yaml")
+		raw, err := crdOpenAPI(newestArgoCD)
 		if err != nil {
 			crdErr = err
 			return
 		}
-		var crd struct {
-			Spec struct {
-				Versions []struct {
-					Schema struct {
-						OpenAPIV3Schema json.RawMessage `json:"openAPIV3Schema"`
-					} `json:"schema"`
-				} `json:"versions"`
-			} `json:"spec"`
-		}
-		if err := yaml.Unmarshal(raw, &crd); err != nil || len(crd.Spec.Versions) == 0 {
-			crdErr = fmt.Errorf("application-crd.yaml: %v", err)
-			return
-		}
 		var s spec.Schema
-		if err := json.Unmarshal(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, &s); err != nil {
+		if err := json.Unmarshal(raw, &s); err != nil {
 			crdErr = err
 			return
 		}
 		crdSchema = validate.NewSchemaValidator(&s, nil, "", strfmt.Default)
 	})
 	if crdErr != nil {
-		if os.Getenv("CI") != "" { // CI reaches the Go proxy: a skip there would hide the test
-			t.Fatalf("the Argo CD module cannot be had, so its CRD cannot judge: %v", crdErr)
-		}
-		t.Skipf("the Argo CD module cannot be had, so its CRD cannot judge: %v", crdErr)
+		noModule(t, crdErr)
 	}
 	return crdSchema
 }
 
-// argoCDRefuses is what Argo CD and Kubernetes refuse in an Application:
-// nil when they create it and can render and apply its fields. Argo CD's
-// Go validation of a created Application (util/argo ValidatePermissions,
-// GetRefSources, the API server's validateAndNormalizeApp) cannot be
-// called: v2.14's util/argo does not compile against this module's
-// OpenTelemetry, and v3.6's needs Go 1.27. Its rules are those of
-// goRules below, named, and kept out of the variants.
+// noModule ends a test that needs an Argo CD module the Go proxy did not
+// give: a failure in CI (which reaches the proxy: a skip would hide the
+// test), a skip elsewhere.
+func noModule(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("the Argo CD module cannot be had, so its CRD cannot judge: %v", err)
+	}
+	t.Skipf("the Argo CD module cannot be had, so its CRD cannot judge: %v", err)
+}
+
+// crdOpenAPI is the Application CRD's OpenAPI schema of an Argo CD module
+// (module@version), from the module cache (go mod download: the Go proxy,
+// nothing else).
+func crdOpenAPI(module string) (json.RawMessage, error) {
+	// The module zip is read, not its folder: Go 1.26 downloads the v3.6
+	// module (it says the module needs Go 1.27) but does not extract it.
+	cmd := exec.Command("go", "mod", "download", "-json", module)
+	cmd.Dir = os.TempDir() // outside the module: go.mod and go.sum stay as they are
+	out, _ := cmd.Output()
+	var mod struct{ Zip, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Zip == "" {
+		return nil, fmt.Errorf("go mod download %s: %s%v", module, mod.Error, err)
+	}
+	raw, err := readZip(mod.Zip, module+"/manifests/crds/application-crd.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema json.RawMessage `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &crd); err != nil || len(crd.Spec.Versions) == 0 {
+		return nil, fmt.Errorf("%s application-crd.yaml: %v", module, err)
+	}
+	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema, nil
+}
+
+// argoCDRefuses is what Argo CD's CRD and Kubernetes refuse in an
+// Application: nil when they create it and can render and apply its
+// fields. Argo CD's Go validation of a created Application (util/argo
+// ValidatePermissions, GetRefSources, the API server's
+// validateAndNormalizeApp) cannot be linked here (v2.14's util/argo does
+// not compile against this module's OpenTelemetry, and v3.6's needs Go
+// 1.27): argoCDGoRefuses runs it in its own program.
 func argoCDRefuses(t *testing.T, obj map[string]any) []string {
 	var out []string
 	if res := applicationCRD(t).Validate(obj); res != nil && !res.IsValid() {

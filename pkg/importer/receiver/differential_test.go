@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -35,17 +36,50 @@ func deployctlImport(t *testing.T, obj map[string]any) (*importer.Result, error)
 	return importer.Import(in, importer.Options{Name: "p", StackFrom: importer.StackFrom{Kind: "parent"}})
 }
 
-// disagreement compares both verdicts on one Application; "" when they agree.
-func disagreement(t *testing.T, what string, obj map[string]any) string {
-	argo := argoCDRefuses(t, obj)
+// judgement is one Application to judge, and what it is.
+type judgement struct {
+	what string
+	obj  map[string]any
+}
+
+// disagreements judges every Application by Argo CD (its CRD, its
+// create-time Go validation when given: argoCDGoRefuses) and Kubernetes,
+// and by deployctl; it returns where they disagree, and how many of them
+// Argo CD refuses.
+func disagreements(t *testing.T, all []judgement) (diffs []string, refused int) {
+	objs := make([]map[string]any, len(all))
+	for i, j := range all {
+		objs[i] = j.obj
+	}
+	goVerdicts := argoCDGoRefuses(t, objs)
+	for i, j := range all {
+		var goRefusals []string
+		if goVerdicts != nil {
+			goRefusals = goVerdicts[i]
+		}
+		if d, argo := disagreement(t, j.what, j.obj, goRefusals); d != "" {
+			diffs = append(diffs, d)
+		} else if argo {
+			refused++
+		}
+	}
+	sort.Strings(diffs)
+	return diffs, refused
+}
+
+// disagreement compares both verdicts on one Application, given what
+// Argo CD's Go validation refuses in it; "" when they agree, and whether
+// Argo CD refuses it.
+func disagreement(t *testing.T, what string, obj map[string]any, goRefusals []string) (string, bool) {
+	argo := append(argoCDRefuses(t, obj), goRefusals...)
 	ours := deployctlRefuses(t, obj)
 	switch {
 	case len(argo) == 0 && ours != nil:
-		return fmt.Sprintf("%s: Argo CD accepts, deployctl refuses: %v", what, firstLine(ours.Error()))
+		return fmt.Sprintf("%s: Argo CD accepts, deployctl refuses: %v", what, firstLine(ours.Error())), false
 	case len(argo) > 0 && ours == nil:
-		return fmt.Sprintf("%s: deployctl accepts, Argo CD refuses: %s", what, strings.Join(argo, "; "))
+		return fmt.Sprintf("%s: deployctl accepts, Argo CD refuses: %s", what, strings.Join(argo, "; ")), true
 	}
-	return ""
+	return "", len(argo) > 0
 }
 
 func firstLine(s string) string {
@@ -61,44 +95,45 @@ func TestFixturesAgreeWithArgoCD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var diffs []string
-	n := 0
+	var all []judgement
 	for _, e := range entries {
 		in, err := appread.Read([]string{filepath.Join("../testdata", e.Name())})
 		if err != nil {
 			continue // a fixture of the reader's refusals: no Application to judge
 		}
 		for _, m := range in.Apps {
-			n++
 			obj := m.View()
 			obj["apiVersion"], obj["kind"] = "argoproj.io/v1alpha1", "Application"
-			if d := disagreement(t, fmt.Sprintf("%s (%s)", m.App.Name, m.File), obj); d != "" {
-				diffs = append(diffs, d)
-			}
+			all = append(all, judgement{fmt.Sprintf("%s (%s)", m.App.Name, m.File), obj})
 		}
 	}
+	n := len(all)
 	if n < 50 {
 		t.Errorf("only %d fixture Applications read", n)
 	}
+	diffs, refused := disagreements(t, all)
 	if len(diffs) > 0 {
 		t.Errorf("%d of %d fixture Applications judged otherwise than by Argo CD:\n%s", len(diffs), n, strings.Join(diffs, "\n"))
 	}
-	t.Logf("%d fixture Applications, %d disagreements", n, len(diffs))
+	t.Logf("%d fixture Applications (%d refused by both), %d disagreements", n, refused, len(diffs))
 }
 
-// base is a valid Application with every field the variants change.
+// base is an Application with every field the variants change; valid
+// once onlyType keeps one of its source's four rendering options (Argo CD
+// takes one per source).
 const base = `{
  "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
  "metadata": {"name": "web", "namespace": "argocd", "labels": {"team": "web"}, "annotations": {"owner": "web"}},
  "spec": {
   "project": "default",
   "destination": {"server": "https://kubernetes.default.svc", "namespace": "web"},
-  "source": {"repoURL": "https://git.example.com/p.git", "targetRevision": "main", "path": "web",
+  "source": {"repoURL": "https://git.example.com/p.git", "targetRevision": "main", "path": "web", "tagPrefix": "web/",
    "helm": {"valueFiles": ["values.yaml"], "values": "a: 1", "namespace": "web", "version": "v3", "kubeVersion": "1.30.0"},
-   "kustomize": {"namePrefix": "a-", "images": ["nginx:1"], "namespace": "web", "commonLabels": {"team": "web"}, "commonAnnotations": {"owner": "web"}},
-   "directory": {"include": "*.yaml", "exclude": "x/*"},
+   "kustomize": {"namePrefix": "a-", "images": ["nginx:1"], "namespace": "web", "commonLabels": {"team": "web"}, "commonAnnotations": {"owner": "web"},
+    "ignoreMissingComponents": true, "labelIncludeTemplates": true},
+   "directory": {"include": "*.yaml", "exclude": "x/*", "disableExtensionFilter": true},
    "plugin": {"name": "envsubst", "env": [{"name": "A", "value": "b"}]}},
-  "syncPolicy": {"syncOptions": ["CreateNamespace=true"],
+  "syncPolicy": {"syncOptions": ["CreateNamespace=true"], "automated": {"enabled": false, "prune": true}, "retry": {"limit": 1, "refresh": true},
    "managedNamespaceMetadata": {"labels": {"team": "web"}, "annotations": {"owner": "web"}}},
   "ignoreDifferences": [{"group": "apps", "kind": "Deployment", "name": "web", "namespace": "web",
    "jsonPointers": ["/spec/replicas"], "jqPathExpressions": [".spec.replicas"], "managedFieldsManagers": ["kube-controller-manager"]}],
@@ -118,7 +153,7 @@ var fields = [][]string{
 	{"spec", "ignoreDifferences", "0", "name"}, {"spec", "ignoreDifferences", "0", "namespace"},
 	{"spec", "ignoreDifferences", "0", "jsonPointers", "0"}, {"spec", "ignoreDifferences", "0", "jqPathExpressions", "0"},
 	{"spec", "ignoreDifferences", "0", "managedFieldsManagers", "0"},
-	{"spec", "source", "targetRevision"}, {"spec", "source", "helm", "valueFiles", "0"}, {"spec", "source", "helm", "values"},
+	{"spec", "source", "targetRevision"}, {"spec", "source", "tagPrefix"}, {"spec", "source", "helm", "valueFiles", "0"}, {"spec", "source", "helm", "values"},
 	{"spec", "source", "helm", "namespace"}, {"spec", "source", "helm", "version"}, {"spec", "source", "helm", "kubeVersion"},
 	{"spec", "source", "kustomize", "namePrefix"}, {"spec", "source", "kustomize", "images", "0"},
 	{"spec", "source", "kustomize", "namespace"}, {"spec", "source", "kustomize", "commonLabels", "team"},
@@ -135,8 +170,36 @@ var fields = [][]string{
 
 // nonEmpty are fields where "" meets a rule of Argo CD's Go validation
 // (util/argo validateSourcePermissions: repoURL, and path or chart, are
-// required), which cannot be called here (see argoCDRefuses).
+// required): judged with "" only when that validation is given
+// (argoCDGoRefuses).
 var nonEmpty = [][]string{{"spec", "source", "repoURL"}, {"spec", "source", "path"}}
+
+// sourceTypes are a source's rendering options; Argo CD takes one.
+var sourceTypes = []string{"helm", "kustomize", "directory", "plugin"}
+
+// variant is base with path set to v (a string, or any value with
+// setAny; nil deletes), its source keeping only the rendering option path
+// is under (directory for a path under none).
+func variant(path []string, v any, str bool) map[string]any {
+	var obj map[string]any
+	_ = json.Unmarshal([]byte(base), &obj)
+	keep := "directory"
+	if len(path) > 2 && path[1] == "source" && slices.Contains(sourceTypes, path[2]) {
+		keep = path[2]
+	}
+	src := obj["spec"].(map[string]any)["source"].(map[string]any)
+	for _, t := range sourceTypes {
+		if t != keep {
+			delete(src, t)
+		}
+	}
+	if str {
+		set(obj, path, v.(string))
+	} else {
+		setAny(obj, path, v)
+	}
+	return obj
+}
 
 // setAny writes v at path in obj, or deletes the key when v is nil.
 func setAny(obj any, path []string, v any) {
@@ -194,24 +257,21 @@ func set(obj any, path []string, v string) {
 // deployctl exactly as by Argo CD and Kubernetes.
 func TestVariantsAgreeWithArgoCD(t *testing.T) {
 	applicationCRD(t)
-	var baseObj map[string]any
-	if err := json.Unmarshal([]byte(base), &baseObj); err != nil {
-		t.Fatal(err)
+	goGiven := os.Getenv(argoCDValidateEnv) != ""
+	var all []judgement
+	for _, typ := range sourceTypes {
+		all = append(all, judgement{"base with " + typ, variant([]string{"spec", "source", typ}, nil, false)})
+		all[len(all)-1].obj["spec"].(map[string]any)["source"].(map[string]any)[typ] = baseSource(typ)
 	}
-	if d := disagreement(t, "base", baseObj); d != "" || len(argoCDRefuses(t, baseObj)) > 0 {
-		t.Fatalf("the base Application must be valid: %s %v", d, argoCDRefuses(t, baseObj))
+	if d, refused := disagreements(t, all); len(d) > 0 || refused > 0 {
+		t.Fatalf("the base Application must be valid with each source type: %v (%d refused)", d, refused)
 	}
-	var diffs, lost []string
-	n := 0
+	all = nil
+	var lost []string
 	try := func(path []string, v string) {
-		var obj map[string]any
-		_ = json.Unmarshal([]byte(base), &obj)
-		set(obj, path, v)
-		n++
+		obj := variant(path, v, true)
 		what := fmt.Sprintf("%s = %q", strings.Join(path, "."), trim(v))
-		if d := disagreement(t, what, obj); d != "" {
-			diffs = append(diffs, d)
-		}
+		all = append(all, judgement{what, obj})
 		// Accepted, the value comes back from the spec file as it was
 		// (quotes, newlines and delimiters do not break the spec's YAML).
 		// A name that is no DNS label is renamed, and an Application
@@ -229,7 +289,7 @@ func TestVariantsAgreeWithArgoCD(t *testing.T) {
 	}
 	for _, f := range nonEmpty {
 		for _, v := range values {
-			if v != "" {
+			if v != "" || goGiven {
 				try(f, v)
 			}
 		}
@@ -242,7 +302,6 @@ func TestVariantsAgreeWithArgoCD(t *testing.T) {
 		{[]string{"spec", "ignoreDifferences", "0", "kind"}, nil},
 		{[]string{"spec", "project"}, nil},
 		{[]string{"spec", "destination"}, nil},
-		{[]string{"spec", "source", "repoURL"}, nil},
 		{[]string{"spec", "info", "0", "value"}, nil},
 		{[]string{"spec", "info", "0", "name"}, nil},
 		{[]string{"spec", "source", "plugin", "env", "0", "value"}, nil},
@@ -257,23 +316,73 @@ func TestVariantsAgreeWithArgoCD(t *testing.T) {
 		{[]string{"spec", "source", "helm", "parameters"}, []any{map[string]any{"value": "1"}}},
 		{[]string{"spec", "syncPolicy", "automated"}, map[string]any{"prune": "yes"}},
 		{[]string{"spec", "syncPolicy", "retry"}, map[string]any{"limit": "3"}},
+		// Argo CD 3's fields (the linked v2 type has no place for them:
+		// their types are checked beside it).
+		{[]string{"spec", "source", "tagPrefix"}, 5.0},
+		{[]string{"spec", "source", "tagPrefix"}, nil},
+		{[]string{"spec", "source", "kustomize", "ignoreMissingComponents"}, "yes"},
+		{[]string{"spec", "source", "kustomize", "labelIncludeTemplates"}, 1.0},
+		{[]string{"spec", "source", "directory", "disableExtensionFilter"}, "true"},
+		{[]string{"spec", "syncPolicy", "automated"}, map[string]any{"enabled": "false"}},
+		{[]string{"spec", "syncPolicy", "automated"}, map[string]any{"enabled": true, "selfHeal": true}},
+		{[]string{"spec", "syncPolicy", "automated"}, map[string]any{"enabled": false}},
+		{[]string{"spec", "syncPolicy", "retry"}, map[string]any{"refresh": "yes"}},
+		{[]string{"spec", "syncPolicy", "retry"}, map[string]any{"refresh": true}},
 	} {
-		var obj map[string]any
-		_ = json.Unmarshal([]byte(base), &obj)
-		setAny(obj, c.path, c.v)
-		n++
-		if d := disagreement(t, fmt.Sprintf("%s = %v", strings.Join(c.path, "."), c.v), obj); d != "" {
-			diffs = append(diffs, d)
+		all = append(all, judgement{fmt.Sprintf("%s = %v", strings.Join(c.path, "."), c.v), variant(c.path, c.v, false)})
+	}
+	// Argo CD's create-time Go rules (argocdvalidate): judged only when
+	// that validation is given (the CRD alone accepts them all).
+	for _, c := range []struct {
+		path []string
+		v    any // nil: delete the key
+	}{
+		{[]string{"spec", "source", "repoURL"}, nil},
+		{[]string{"spec", "destination", "name"}, "in-cluster"},
+		{[]string{"spec", "destination", "server"}, nil},
+		{[]string{"spec", "source", "chart"}, "web"},
+		{[]string{"spec", "source", "helm"}, map[string]any{}},
+		{[]string{"metadata", "annotations", "argocd.argoproj.io/managed-by-url"}, "ftp://x"},
+		{[]string{"metadata", "annotations", "argocd.argoproj.io/managed-by-url"}, "https://argocd.example.com"},
+	} {
+		if goGiven {
+			all = append(all, judgement{fmt.Sprintf("%s = %v", strings.Join(c.path, "."), c.v), variant(c.path, c.v, false)})
 		}
 	}
-	sort.Strings(diffs)
+	// Several sources: names, ref keys and source types (Argo CD's
+	// create-time Go rules, judged only when given).
+	for _, srcs := range [][]any{
+		{map[string]any{"repoURL": "r", "path": "a", "name": "x"}, map[string]any{"repoURL": "r", "path": "b", "name": "x"}},
+		{map[string]any{"repoURL": "r", "path": "a", "name": "x"}, map[string]any{"repoURL": "r", "path": "b", "name": "y"}},
+		{map[string]any{"repoURL": "r", "path": "a"}, map[string]any{"repoURL": "r", "ref": "v"}, map[string]any{"repoURL": "q", "ref": "v"}},
+		{map[string]any{"repoURL": "r", "path": "a"}, map[string]any{"repoURL": "r", "ref": "v.x"}},
+		{map[string]any{"repoURL": "r", "path": "a"}, map[string]any{"repoURL": "r"}},
+		{map[string]any{"repoURL": "r", "path": "a", "helm": map[string]any{}, "directory": map[string]any{"recurse": true}}},
+	} {
+		if !goGiven {
+			break
+		}
+		obj := variant([]string{"spec", "source"}, nil, false)
+		obj["spec"].(map[string]any)["sources"] = srcs
+		raw, _ := json.Marshal(srcs)
+		all = append(all, judgement{"spec.sources = " + string(raw), obj})
+	}
+	n := len(all)
+	diffs, refused := disagreements(t, all)
 	if len(diffs) > 0 {
 		t.Errorf("%d of %d variants judged otherwise than by Argo CD and Kubernetes:\n%s", len(diffs), n, strings.Join(diffs, "\n"))
 	}
 	if len(lost) > 0 {
 		t.Errorf("%d accepted variants not reproduced:\n%s", len(lost), strings.Join(lost, "\n"))
 	}
-	t.Logf("%d variants, %d disagreements", n, len(diffs))
+	t.Logf("%d variants (%d refused by both), %d disagreements; Argo CD's Go validation given: %v", n, refused, len(diffs), goGiven)
+}
+
+// baseSource is base's rendering option typ.
+func baseSource(typ string) any {
+	var obj map[string]any
+	_ = json.Unmarshal([]byte(base), &obj)
+	return obj["spec"].(map[string]any)["source"].(map[string]any)[typ]
 }
 
 func trim(v string) string {

@@ -3,6 +3,8 @@
 // variants of its fields, judged by deployctl's rules (pkg/spec, through
 // the import) and by Argo CD's own (the v3.6.1 Application CRD's schema,
 // read from the module cache, and Argo CD's Go validation of a created
-// Application) and Kubernetes' (apimachinery's validators). Only a test:
-// nothing here is linked into the product.
+// Application, run by test/e2e/tools/argocd-v3.6's argocdvalidate when
+// DEPLOYCTL_ARGOCDVALIDATE names it: `make e2e-validate`) and Kubernetes'
+// (apimachinery's validators). Only a test: nothing here is linked into
+// the product.
 package receiver

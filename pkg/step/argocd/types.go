@@ -97,6 +97,19 @@ type SyncPolicy struct {
 type SyncPolicyAutomated struct {
 	Prune    bool `json:"prune,omitempty"`
 	SelfHeal bool `json:"selfHeal,omitempty"`
+	// Enabled false (Argo CD 3.1+) turns automated sync off and keeps the
+	// switches above, inert; absent is on.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// AutomatedPrune: the app's automated sync is on and prunes (Argo CD's
+// IsAutomatedSyncEnabled and prune: `enabled: false` keeps prune, off).
+func (s *ApplicationSpec) AutomatedPrune() bool {
+	if s.SyncPolicy == nil || s.SyncPolicy.Automated == nil {
+		return false
+	}
+	at := s.SyncPolicy.Automated
+	return at.Prune && (at.Enabled == nil || *at.Enabled)
 }
 
 // ApplicationStatus is what the controller last observed.

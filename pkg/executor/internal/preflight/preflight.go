@@ -357,7 +357,9 @@ func (r *checker) checkArgoCD(ctx context.Context) report.Check {
 		c.Reason = "in " + ns + ": " + strings.Join(notReady, ", ")
 	case len(noPods) == 0:
 		c.Status, c.Reason = report.Pass, "in "+ns+": "+strings.Join(ok, ", ")+" Ready"
-		noteSupport(&c, "Argo CD", imageVersion(running, "argocd"))
+		v := imageVersion(running, "argocd")
+		noteSupport(&c, "Argo CD", v)
+		newerFields(&c, r.Platform, v)
 	default:
 		n, err := r.readyEndpoints(ctx, ns, "argocd-server")
 		ev := "the argocd-server Service has no ready endpoint" + suffix(err)
@@ -367,6 +369,7 @@ func (r *checker) checkArgoCD(ctx context.Context) report.Check {
 		c.Status = report.Warn
 		c.Reason = fmt.Sprintf("no pods labelled app.kubernetes.io/name=%s in %s (host-process or external install?); the Application CRD is present and %s",
 			strings.Join(noPods, "|"), ns, ev)
+		newerFields(&c, r.Platform, "")
 	}
 	return c
 }

@@ -7,7 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // testedLines are the release lines deployctl's e2e runs the whole scenario
@@ -80,4 +82,48 @@ func noteSupport(c *report.Check, product, version string) {
 	} else {
 		c.Status, c.Reason = report.Warn, note+"; "+c.Reason
 	}
+}
+
+// newerFields judges the Argo CD 3 fields the platform's apps use against
+// the Argo CD release (version, "" when unknown): one it does not know is
+// a failure (it would drop it without a word: the app would deploy
+// otherwise than the spec says), an unknown release a warning.
+func newerFields(c *report.Check, p *spec.Platform, version string) {
+	apps := map[string][]string{} // "path (since+)" → apps
+	var keys []string
+	for _, st := range p.Spec.Stacks {
+		for i := range st.Apps {
+			for _, f := range st.Apps[i].NewerArgoCDFields() {
+				if knows, ok := spec.Knows(version, f.Since); ok && knows {
+					continue
+				}
+				k := fmt.Sprintf("%s (%s+)", f.Path, f.Since)
+				if apps[k] == nil {
+					keys = append(keys, k)
+				}
+				if l := apps[k]; len(l) == 0 || l[len(l)-1] != st.Apps[i].Name {
+					apps[k] = append(l, st.Apps[i].Name)
+				}
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+": "+strings.Join(apps[k], ", "))
+	}
+	const drops = "an Argo CD without them drops them without a word (its API decodes the Application into its own type; the API server prunes what the CRD does not have): `automated: {enabled: false}` becomes an automated sync"
+	if _, ok := spec.Knows(version, "v3.0"); !ok {
+		if c.Status == report.Pass {
+			c.Status = report.Warn
+		}
+		c.Reason = fmt.Sprintf("the Argo CD release is unknown and the apps use fields of newer ones (%s); %s; %s", strings.Join(parts, "; "), drops, c.Reason)
+		return
+	}
+	c.Status, c.Code = report.Fail, exitcode.Invalid
+	c.Reason = fmt.Sprintf("Argo CD %s does not know fields the apps use (%s): %s. Upgrade Argo CD, or take them out of the spec; %s",
+		version, strings.Join(parts, "; "), drops, c.Reason)
 }

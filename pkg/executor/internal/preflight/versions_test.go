@@ -6,7 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 func pod(images ...string) corev1.Pod {
@@ -67,5 +69,45 @@ func TestNoteSupport(t *testing.T) {
 	noteSupport(&c, "Argo CD", "v3.6.1")
 	if c.Status != report.Pass || c.Reason != "Ready; Argo CD v3.6.1 (line v3.6 tested with v3.6.1)" {
 		t.Errorf("tested: %+v", c)
+	}
+}
+
+// An app's Argo CD 3 field that the running Argo CD does not know fails
+// the check (it would be dropped without a word), naming field, release
+// and apps; an unknown release warns; a release that knows them passes.
+func TestNewerFields(t *testing.T) {
+	off := false
+	p := &spec.Platform{}
+	p.Spec.Stacks = []spec.Stack{{Name: "s", Apps: []spec.App{
+		{Name: "a", Source: &spec.Source{TagPrefix: "a/"}, SyncPolicy: &spec.SyncPolicy{Automated: &spec.Automated{Enabled: &off}}},
+		{Name: "b", Sources: []spec.Source{{TagPrefix: "b/"}, {TagPrefix: "c/"}}},
+		{Name: "c", Source: &spec.Source{Path: "c"}},
+	}}}
+	for _, tc := range []struct {
+		version, status string
+		reason          []string
+	}{
+		{"v3.6.1", report.Pass, nil},
+		{"v3.5.0", report.Pass, nil},
+		{"v3.4.2", report.Fail, []string{"Argo CD v3.4.2 does not know", "spec.source.tagPrefix (v3.5+): a", "spec.sources[0].tagPrefix (v3.5+): b", "spec.sources[1].tagPrefix (v3.5+): b"}},
+		{"v3.0.23", report.Fail, []string{"spec.syncPolicy.automated.enabled (v3.1+): a", "becomes an automated sync"}},
+		{"", report.Warn, []string{"release is unknown", "spec.syncPolicy.automated.enabled (v3.1+): a"}},
+	} {
+		c := report.Check{Name: "argo-cd", Status: report.Pass, Reason: "Ready"}
+		newerFields(&c, p, tc.version)
+		if c.Status != tc.status {
+			t.Errorf("%q: %s (%s), want %s", tc.version, c.Status, c.Reason, tc.status)
+		}
+		for _, w := range tc.reason {
+			if !strings.Contains(c.Reason, w) {
+				t.Errorf("%q: no %q in %s", tc.version, w, c.Reason)
+			}
+		}
+		if tc.status == report.Fail && c.Code != exitcode.Invalid {
+			t.Errorf("%q: code %d", tc.version, c.Code)
+		}
+		if tc.version == "v3.0.23" && strings.Contains(c.Reason, "v3.4.2") {
+			t.Error(c.Reason)
+		}
 	}
 }
