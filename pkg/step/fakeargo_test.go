@@ -76,6 +76,12 @@ type scenario struct {
 	// up on it) until the step asks for a refresh after a later operation of
 	// ours finished; then it is processed.
 	syncLate bool
+	// syncAnswerLate: the first sync request is processed after the client
+	// gave up on it (closed its connection at its request timeout), once
+	// the step has either read the app twice since (it waits for the
+	// operation) or seen an operation of ours finish (it sent the request
+	// again at once). Its operation still starts; the answer goes nowhere.
+	syncAnswerLate bool
 	// garbleCreate: the next N creates are processed but answered 200 with
 	// a body that is not the JSON Argo CD sends.
 	garbleCreate int
@@ -745,6 +751,12 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		if f.sc.syncAnswerLate && n == 1 {
+			f.holdUntilGivenUp(r)
+			if f.app == nil {
+				return
+			}
+		}
 		st := f.app.Status.OperationState
 		if f.app.Operation != nil || st != nil && !st.Phase.Completed() {
 			gwError(w, 400, 9, "another operation is already in progress")
@@ -827,6 +839,34 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("{}"))
 	default:
 		gwError(w, 404, 5, "no route "+sub)
+	}
+}
+
+// holdUntilGivenUp (lock held) keeps a sync request unprocessed until the
+// client has closed its connection, then until the step has read the app
+// twice more or an operation of ours has finished (scenario.syncAnswerLate).
+func (f *fakeArgo) holdUntilGivenUp(r *http.Request) {
+	f.mu.Unlock()
+	io.Copy(io.Discard, r.Body) // the server notices the closed connection only after the body
+	select {
+	case <-r.Context().Done():
+	case <-f.stop:
+	}
+	f.mu.Lock()
+	gets := f.calls["get"]
+	for f.calls["get"] < gets+2 && f.ourDone == 0 {
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-f.stop:
+		}
+		f.mu.Lock()
+		select {
+		case <-f.stop:
+			return
+		default:
+		}
 	}
 }
 
