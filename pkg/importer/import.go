@@ -10,12 +10,14 @@
 package importer
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
+	resdeps "github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/importer/argorules"
@@ -74,7 +76,10 @@ type Options struct {
 	File string
 	// Inventory, when set, holds the wave edges against what the apps
 	// deploy (resources.go).
-	Inventory *Inventory
+	Inventory *resdeps.Source
+	// Context bounds the reads of a --live Inventory; nil is
+	// context.Background().
+	Context context.Context
 	// PruneUnexplained drops the wave edges no resource needs.
 	PruneUnexplained bool
 }

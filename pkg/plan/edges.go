@@ -53,6 +53,20 @@ type EntryFinding struct {
 	Through string `json:"through,omitempty"`
 }
 
+// AppRefs names the Application of every app of d, for an inventory read
+// from the Argo CD API: the app's applicationNamespace, else Argo CD's.
+func AppRefs(d *dag.DAG) []deps.AppRef {
+	var refs []deps.AppRef
+	for _, a := range d.Apps() {
+		ns := d.Node(a).App.ApplicationNamespace
+		if ns == "" {
+			ns = d.Platform.Spec.ArgoCD.Namespace
+		}
+		refs = append(refs, deps.AppRef{App: a, Namespace: ns, Application: a})
+	}
+	return refs
+}
+
 // InventoryApps names an inventory after the spec's apps (a folder per
 // app) and gives each its destination namespace and CreateNamespace
 // option. A folder that names no app is an error.

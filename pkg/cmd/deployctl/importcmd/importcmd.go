@@ -3,7 +3,6 @@
 package importcmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployctl/deployctl/internal/atomicfile"
-	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/liveflags"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/inventoryflags"
 	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer"
@@ -30,9 +29,9 @@ const Mark = "# Imported by `deployctl import`"
 // NewCommand returns `deployctl import PATH...`.
 func NewCommand() *cobra.Command {
 	var o importer.Options
-	var stackFrom, output, manifests string
-	var strict, live bool
-	var liveFlags *deps.LiveConfig
+	var stackFrom, output string
+	var strict bool
+	var inventory *deps.SourceConfig
 	cmd := &cobra.Command{
 		Use:   "import PATH...",
 		Short: "Write a platform spec from existing Argo CD Applications (an app-of-apps with sync waves)",
@@ -128,34 +127,13 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 					problems = append(problems, fmt.Errorf("-o %w (-o - writes to standard output)", err))
 				}
 			}
-			if o.PruneUnexplained && manifests == "" && !live {
+			if o.PruneUnexplained && !inventory.Given() {
 				problems = append(problems, errors.New("--prune-unexplained goes with --manifests or --live: it drops the wave edges no resource needs"))
 			}
-			if manifests != "" && live {
-				problems = append(problems, errors.New("--manifests and --live are two sources of the same inventory: give one"))
+			if o.Inventory, err = inventory.Open(); err != nil {
+				problems = append(problems, err)
 			}
-			if live && manifests == "" {
-				lc := liveFlags.Env()
-				c, err := deps.NewLive(lc)
-				if err != nil {
-					problems = append(problems, fmt.Errorf("--live:\n%w", err))
-				} else {
-					ctx := cmd.Context()
-					if ctx == nil {
-						ctx = context.Background()
-					}
-					o.Inventory = &importer.Inventory{Source: "--live (" + lc.Server + ")", Fetch: func(refs []deps.AppRef) ([]deps.App, error) {
-						return c.Inventory(ctx, refs)
-					}}
-				}
-			}
-			if manifests != "" {
-				apps, err := deps.ReadDir(manifests)
-				if err != nil {
-					problems = append(problems, fmt.Errorf("--manifests %s:\n%w", manifests, err))
-				}
-				o.Inventory = &importer.Inventory{Source: "--manifests " + manifests, Apps: apps}
-			}
+			o.Context = cmd.Context()
 			if len(problems) > 0 {
 				return exitcode.With(exitcode.Invalid, errors.Join(problems...))
 			}
@@ -183,7 +161,7 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 			}
 			limitMemory(in.Size())
 			r, err := importer.Import(in, o)
-			var fe *importer.FetchError
+			var fe *deps.FetchError
 			if errors.As(err, &fe) {
 				return exitcode.With(exitcode.Failure, err)
 			}
@@ -223,10 +201,9 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 	f.StringVar(&o.ServiceAccount, "service-account", importer.DefaultServiceAccount, "the workflow's ServiceAccount")
 	f.StringVar(&o.Image, "image", "", "the deploystep image (default a placeholder to replace)")
 	f.BoolVar(&strict, "strict", false, "write nothing if an Application has a field the spec cannot express")
-	f.StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml: infer dependencies from what the apps deploy")
 	f.BoolVar(&o.PruneUnexplained, "prune-unexplained", false, "with --manifests or --live: drop the sync-wave dependencies no resource needs")
-	f.BoolVar(&live, "live", false, "infer dependencies from what the Applications deploy, read from the Argo CD API (read-only)")
-	liveFlags = liveflags.Register(f)
+	inventory = inventoryflags.Register(f, "folder of rendered manifests, DIR/<app>/*.yaml: infer dependencies from what the apps deploy",
+		"infer dependencies from what the Applications deploy, read from the Argo CD API (read-only)")
 	return cmd
 }
 

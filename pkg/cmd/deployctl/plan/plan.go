@@ -2,7 +2,6 @@
 package plan
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/safeyaml"
-	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/liveflags"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/inventoryflags"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
@@ -25,9 +24,9 @@ import (
 
 // NewCommand returns `deployctl plan FILE`.
 func NewCommand() *cobra.Command {
-	var scope, output, action, wavesFile, durationsFile, manifests string
-	var compareWaves, explainEdges, live bool
-	var liveFlags *deps.LiveConfig
+	var scope, output, action, wavesFile, durationsFile string
+	var compareWaves, explainEdges bool
+	var invFlags *deps.SourceConfig
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Show layers, order, parallelism, critical path and teardown order of a platform",
@@ -68,28 +67,18 @@ app without a folder are not checked. -o text or json.`,
 				problems = append(problems, errors.New("--waves and --durations go with --compare-waves"))
 			}
 			switch {
-			case manifests != "" && live:
-				problems = append(problems, errors.New("--manifests and --live are two sources of the same inventory: give one"))
-			case explainEdges && manifests == "" && !live:
+			case explainEdges && !invFlags.Given():
 				problems = append(problems, errors.New("--explain-edges needs --manifests DIR (the rendered manifests of the apps) or --live"))
 			case explainEdges && compareWaves:
 				problems = append(problems, errors.New("--explain-edges and --compare-waves are two reports: run them one at a time"))
 			case explainEdges && scope != "platform":
 				problems = append(problems, errors.New("--explain-edges checks the whole platform: leave out --scope"))
-			case (manifests != "" || live) && !explainEdges && !compareWaves:
+			case invFlags.Given() && !explainEdges && !compareWaves:
 				problems = append(problems, errors.New("--manifests and --live go with --explain-edges or --compare-waves"))
 			}
-			var reader *deps.Live
-			if live && manifests == "" {
-				if reader, err = deps.NewLive(liveFlags.Env()); err != nil {
-					problems = append(problems, fmt.Errorf("--live:\n%w", err))
-				}
-			}
-			var inventory []deps.App
-			if manifests != "" {
-				if inventory, err = deps.ReadDir(manifests); err != nil {
-					problems = append(problems, fmt.Errorf("--manifests %s:\n%w", manifests, err))
-				}
+			src, err := invFlags.Open()
+			if err != nil {
+				problems = append(problems, err)
 			}
 			d, err := dag.Load(args[0])
 			if err != nil {
@@ -98,33 +87,18 @@ app without a folder are not checked. -o text or json.`,
 			if len(problems) > 0 {
 				return exitcode.With(exitcode.Invalid, errors.Join(problems...))
 			}
-			source := "--manifests " + manifests
-			if reader != nil {
-				source = "--live (" + liveFlags.Env().Server + ")"
-				ctx := cmd.Context()
-				if ctx == nil {
-					ctx = context.Background()
-				}
-				var refs []deps.AppRef
-				for _, a := range d.Apps() {
-					ns := d.Node(a).App.ApplicationNamespace
-					if ns == "" {
-						ns = d.Platform.Spec.ArgoCD.Namespace
-					}
-					refs = append(refs, deps.AppRef{App: a, Namespace: ns, Application: a})
-				}
-				if inventory, err = reader.Inventory(ctx, refs); err != nil {
-					return exitcode.With(exitcode.Failure, fmt.Errorf("%s:\n%w", source, err))
-				}
-			}
+			var inventory []deps.App
 			var noInventory []string
-			if manifests != "" || reader != nil {
-				if inventory, noInventory, err = plan.InventoryApps(d, source, inventory); err != nil {
+			if src != nil {
+				if inventory, err = src.Inventory(cmd.Context(), plan.AppRefs(d)); err != nil {
+					return exitcode.With(exitcode.Failure, err)
+				}
+				if inventory, noInventory, err = plan.InventoryApps(d, src.Name, inventory); err != nil {
 					return exitcode.With(exitcode.Invalid, err)
 				}
 			}
 			if explainEdges {
-				r := plan.ExplainEdges(d, source, inventory, noInventory)
+				r := plan.ExplainEdges(d, src.Name, inventory, noInventory)
 				if err := r.Write(cmd.OutOrStdout(), output); err != nil {
 					return exitcode.With(exitcode.Invalid, err)
 				}
@@ -133,7 +107,7 @@ app without a folder are not checked. -o text or json.`,
 				}
 				return nil
 			}
-			if manifests != "" || reader != nil {
+			if src != nil {
 				if d, err = plan.EvidenceDAG(d, inventory); err != nil {
 					return exitcode.With(exitcode.Invalid, err)
 				}
@@ -156,8 +130,8 @@ app without a folder are not checked. -o text or json.`,
 					}
 					o.DurationSource = "measured in " + durationsFile
 				}
-				if manifests != "" || reader != nil {
-					o.DAGSource = "dependencies from the resources (" + source + "), not the spec's dependsOn"
+				if src != nil {
+					o.DAGSource = "dependencies from the resources (" + src.Name + "), not the spec's dependsOn"
 				}
 				c, err := plan.CompareWaves(d, scope, o)
 				if err != nil {
@@ -179,9 +153,8 @@ app without a folder are not checked. -o text or json.`,
 	cmd.Flags().StringVar(&wavesFile, "waves", "", "YAML map app: wave, instead of the apps' wave annotations")
 	cmd.Flags().StringVar(&durationsFile, "durations", "", "a deploy's executor report (JSON): use its measured app durations")
 	cmd.Flags().BoolVar(&explainEdges, "explain-edges", false, "hold every dependsOn against what the apps deploy (--manifests): missing ones are errors")
-	cmd.Flags().StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml (--explain-edges; --compare-waves: the DAG from the resources)")
-	cmd.Flags().BoolVar(&live, "live", false, "instead of --manifests: what the Applications deploy, read from the Argo CD API (read-only)")
-	liveFlags = liveflags.Register(cmd.Flags())
+	invFlags = inventoryflags.Register(cmd.Flags(), "folder of rendered manifests, DIR/<app>/*.yaml (--explain-edges; --compare-waves: the DAG from the resources)",
+		"instead of --manifests: what the Applications deploy, read from the Argo CD API (read-only)")
 	return cmd
 }
 
