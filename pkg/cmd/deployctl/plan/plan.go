@@ -18,6 +18,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 	"github.com/deployctl/deployctl/pkg/plan"
 	execreport "github.com/deployctl/deployctl/pkg/report"
 )
@@ -190,7 +191,7 @@ func readWaves(path string) (map[string]plan.AppWave, error) {
 					return nil, bad(fmt.Errorf("%s: unknown field %q", app, k))
 				}
 			}
-			if w.Path, err = plan.ParseWavePath(v.Path); err != nil {
+			if w.Path, err = syncwave.ParsePath(v.Path); err != nil {
 				return nil, bad(fmt.Errorf("%s: %w", app, err))
 			}
 			w.Wave = v.Wave
