@@ -15,6 +15,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/importer"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
 )
 
@@ -155,7 +156,7 @@ func TestImportReplacesItsOwnSpec(t *testing.T) {
 			t.Fatal(err, stderr)
 		}
 	}
-	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), Mark) {
+	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), importer.Mark) {
 		t.Errorf("the spec does not start with the mark:\n%.200s", b)
 	}
 }

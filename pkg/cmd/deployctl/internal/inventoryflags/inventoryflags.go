@@ -13,11 +13,10 @@ import (
 )
 
 // Register registers --manifests and --live, with the command's own
-// usage lines, and the connection flags of --live on fs; empty ones are
-// taken from deploystep's environment variables when the inventory is
-// opened (deps.SourceConfig.Open).
-func Register(fs *pflag.FlagSet, manifestsUsage, liveUsage string) *deps.SourceConfig {
-	s := &deps.SourceConfig{}
+// usage lines, and the connection flags of --live on fs, into s; empty
+// ones are taken from deploystep's environment variables when the
+// inventory is opened (deps.SourceConfig.Open).
+func Register(fs *pflag.FlagSet, s *deps.SourceConfig, manifestsUsage, liveUsage string) {
 	fs.StringVar(&s.Manifests, "manifests", "", manifestsUsage)
 	fs.BoolVar(&s.Live, "live", false, liveUsage)
 	c := &s.Conn
@@ -29,5 +28,4 @@ func Register(fs *pflag.FlagSet, manifestsUsage, liveUsage string) *deps.SourceC
 	fs.BoolVar(&c.InsecureSkipVerify, "insecure-skip-verify", os.Getenv("ARGOCD_INSECURE_SKIP_VERIFY") == "true",
 		"--live: accept any TLS certificate [ARGOCD_INSECURE_SKIP_VERIFY]")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "--live: deadline of every API request")
-	return s
 }
