@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/deployctl/deployctl/internal/atomicfile"
-	resdeps "github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	resdeps "github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 )
 
 // The command's work runs without cobra: the spec on stdout, the summary

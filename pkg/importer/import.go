@@ -17,12 +17,12 @@ import (
 	"sort"
 	"strings"
 
-	resdeps "github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/importer/argorules"
 	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 

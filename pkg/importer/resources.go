@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/deployctl/deployctl/pkg/dag"
-	resdeps "github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -44,7 +44,7 @@ type ResourceSummary struct {
 }
 
 // resources holds the wave edges against the dependencies the apps'
-// resources show (pkg/deps): each wave edge a resource needs gets that
+// resources show (pkg/resdeps): each wave edge a resource needs gets that
 // evidence as its comment, one nothing needs is marked (or dropped with
 // PruneUnexplained), and every resource dependency the edges do not order
 // yet becomes an app's dependsOn entry, with its evidence. A resource

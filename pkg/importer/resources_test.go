@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	resdeps "github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 )
 
 // The dependencies testdata/rfc-manifests shows, listed by hand from its

@@ -15,10 +15,10 @@ import (
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/safeyaml"
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 	execreport "github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 )
 
 // Command is one `deployctl plan` as its command line gives it
@@ -32,7 +32,7 @@ type Command struct {
 	WavesFile     string // --waves: a YAML map of app to wave
 	DurationsFile string // --durations: a deploy's executor report
 	ExplainEdges  bool
-	Inventory     deps.SourceConfig // --manifests DIR or --live
+	Inventory     resdeps.SourceConfig // --manifests DIR or --live
 }
 
 // Run writes the plan, the wave comparison (CompareWaves) or the edge
@@ -70,7 +70,7 @@ func (c Command) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	if len(problems) > 0 {
 		return exitcode.With(exitcode.Invalid, errors.Join(problems...))
 	}
-	var inventory []deps.App
+	var inventory []resdeps.App
 	var noInventory []string
 	if src != nil {
 		if inventory, err = src.Inventory(ctx, AppRefs(d)); err != nil {

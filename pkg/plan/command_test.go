@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 )
 
 // The command's work runs without cobra: the plan on stdout, and every
@@ -18,7 +18,7 @@ func TestCommandRun(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	c = Command{File: "absent.yaml", Scope: "app:x", Output: "text", Action: "deploy", WavesFile: "w.yaml", ExplainEdges: true,
-		Inventory: deps.SourceConfig{Manifests: "testdata", Live: true}}
+		Inventory: resdeps.SourceConfig{Manifests: "testdata", Live: true}}
 	err := c.Run(t.Context(), &out, &errs)
 	if exitcode.Of(err) != exitcode.Invalid {
 		t.Fatalf("exit %d: %v", exitcode.Of(err), err)

@@ -9,14 +9,14 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/deployctl/deployctl/pkg/deps"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 )
 
 // Register registers --manifests and --live, with the command's own
 // usage lines, and the connection flags of --live on fs, into s; empty
 // ones are taken from deploystep's environment variables when the
-// inventory is opened (deps.SourceConfig.Open).
-func Register(fs *pflag.FlagSet, s *deps.SourceConfig, manifestsUsage, liveUsage string) {
+// inventory is opened (resdeps.SourceConfig.Open).
+func Register(fs *pflag.FlagSet, s *resdeps.SourceConfig, manifestsUsage, liveUsage string) {
 	fs.StringVar(&s.Manifests, "manifests", "", manifestsUsage)
 	fs.BoolVar(&s.Live, "live", false, liveUsage)
 	c := &s.Conn
