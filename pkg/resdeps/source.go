@@ -23,7 +23,11 @@ func (c SourceConfig) Given() bool { return c.Manifests != "" || c.Live }
 func (c SourceConfig) Open() (*Source, error) {
 	switch {
 	case c.Manifests != "" && c.Live:
-		return nil, errors.New("--manifests and --live are two sources of the same inventory: give one")
+		both := errors.New("--manifests and --live are two sources of the same inventory: give one")
+		if _, err := (SourceConfig{Manifests: c.Manifests}).Open(); err != nil {
+			return nil, errors.Join(both, err) // every problem in one pass
+		}
+		return nil, both
 	case c.Live:
 		conn := c.Conn.Env()
 		l, err := NewLive(conn)

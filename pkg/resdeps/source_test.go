@@ -19,9 +19,14 @@ func TestSourceConfigOpen(t *testing.T) {
 	if err == nil || err.Error() != "--manifests and --live are two sources of the same inventory: give one" {
 		t.Errorf("both: %v", err)
 	}
-	_, err = SourceConfig{Manifests: filepath.Join(t.TempDir(), "absent")}.Open()
-	if err == nil || !strings.HasPrefix(err.Error(), "--manifests ") {
+	absent := filepath.Join(t.TempDir(), "absent")
+	_, err = SourceConfig{Manifests: absent}.Open()
+	if err == nil || !strings.HasPrefix(err.Error(), "--manifests "+absent+":\n") {
 		t.Errorf("absent folder: %v", err)
+	}
+	_, err = SourceConfig{Manifests: absent, Live: true}.Open()
+	if err == nil || !strings.Contains(err.Error(), "give one") || !strings.Contains(err.Error(), "--manifests "+absent+":\n") {
+		t.Errorf("both, the folder absent: %v", err)
 	}
 	_, err = SourceConfig{Live: true, Conn: LiveConfig{Server: "argocd:443", RequestTimeout: time.Second}}.Open()
 	if err == nil || !strings.HasPrefix(err.Error(), "--live:\n") || !strings.Contains(err.Error(), "token file is required") {
