@@ -82,6 +82,10 @@ type scenario struct {
 	// operation) or seen an operation of ours finish (it sent the request
 	// again at once). Its operation still starts; the answer goes nowhere.
 	syncAnswerLate bool
+	// syncDropped: the first sync request is held until the client gives
+	// up on it, then dropped (never processed), and the next syncDropped
+	// requests answer 503.
+	syncDropped int
 	// garbleCreate: the next N creates are processed but answered 200 with
 	// a body that is not the JSON Argo CD sends.
 	garbleCreate int
@@ -127,6 +131,7 @@ type fakeArgo struct {
 	syncRequests     []string
 	deletedResources []string
 	changes          []string // deletions requested, in order
+	trail            []string // gets and syncs in order: "get", "get 503", "sync"
 	orphaned         bool     // the app was deleted with cascade=false
 	updates          int      // upserts that changed the spec
 	down             bool
@@ -654,6 +659,9 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.sc.fail503 > 0 {
 		f.sc.fail503--
+		if kind == "get" {
+			f.trail = append(f.trail, "get 503")
+		}
 		f.notify()
 		f.mu.Unlock()
 		f.fault(w, r, 503, "upstream connect error or disconnect/reset before headers")
@@ -715,6 +723,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch kind {
 	case "get":
+		f.trail = append(f.trail, "get")
 		f.sendApp(w)
 	case "refresh", "hard-refresh":
 		if kind == "hard-refresh" && f.onHardRefresh != nil {
@@ -736,6 +745,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		json.NewDecoder(r.Body).Decode(&req)
 		f.syncRequests = append(f.syncRequests, req.Name)
+		f.trail = append(f.trail, "sync")
 		if f.sc.conflicts > 0 {
 			f.sc.conflicts--
 			gwError(w, 400, 9, "error setting app operation: rpc error: code = FailedPrecondition desc = another operation is already in progress")
@@ -750,6 +760,17 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 			if f.app == nil {
 				return
 			}
+		}
+		if f.sc.syncDropped > 0 && n == 1 {
+			f.mu.Unlock()
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-f.stop:
+			}
+			f.mu.Lock()
+			f.sc.fail503, f.sc.syncDropped = f.sc.syncDropped, 0
+			return
 		}
 		if f.sc.syncAnswerLate && n == 1 {
 			f.holdUntilGivenUp(r)

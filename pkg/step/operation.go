@@ -133,8 +133,7 @@ func (r *runner) sync(node context.Context, src *appSource, app *argocd.Applicat
 				r.log("Argo CD started the operation of sync request %d of %s after its answer timed out; following it instead of asking again", n, name)
 				return nil
 			}
-		}
-		if s.requests > 0 {
+		} else if s.requests > 0 {
 			cur, err := r.c.Get(ctx, name)
 			if err != nil {
 				return err
