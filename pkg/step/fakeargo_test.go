@@ -762,13 +762,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if f.sc.syncDropped > 0 && n == 1 {
-			f.mu.Unlock()
-			io.Copy(io.Discard, r.Body)
-			select {
-			case <-r.Context().Done():
-			case <-f.stop:
-			}
-			f.mu.Lock()
+			f.awaitGoneLocked(r)
 			f.sc.fail503, f.sc.syncDropped = f.sc.syncDropped, 0
 			return
 		}
@@ -867,6 +861,14 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 // client has closed its connection, then until the step has read the app
 // twice more or an operation of ours has finished (scenario.syncAnswerLate).
 func (f *fakeArgo) holdUntilGivenUp(r *http.Request) {
+	f.awaitGoneLocked(r)
+	gets := f.calls["get"]
+	f.untilLocked(func() bool { return f.calls["get"] >= gets+2 || f.ourDone > 0 })
+}
+
+// awaitGoneLocked (lock held) waits until the client has closed r's
+// connection, or the fake stops.
+func (f *fakeArgo) awaitGoneLocked(r *http.Request) {
 	f.mu.Unlock()
 	io.Copy(io.Discard, r.Body) // the server notices the closed connection only after the body
 	select {
@@ -874,8 +876,12 @@ func (f *fakeArgo) holdUntilGivenUp(r *http.Request) {
 	case <-f.stop:
 	}
 	f.mu.Lock()
-	gets := f.calls["get"]
-	for f.calls["get"] < gets+2 && f.ourDone == 0 {
+}
+
+// untilLocked (lock held) waits until cond (called with the lock held)
+// holds; false if the fake stopped first.
+func (f *fakeArgo) untilLocked(cond func() bool) bool {
+	for !cond() {
 		ch := f.changed
 		f.mu.Unlock()
 		select {
@@ -885,10 +891,11 @@ func (f *fakeArgo) holdUntilGivenUp(r *http.Request) {
 		f.mu.Lock()
 		select {
 		case <-f.stop:
-			return
+			return false
 		default:
 		}
 	}
+	return true
 }
 
 // refresh is argocd-server's Get with ?refresh (server/application Get,
@@ -909,19 +916,8 @@ func (f *fakeArgo) refresh(w http.ResponseWriter, r *http.Request) {
 		// The late request goes through before this one.
 		f.sc.syncLate = false
 		f.releaseHeldSync()
-		for f.ourPending == 0 && f.app != nil {
-			ch := f.changed
-			f.mu.Unlock()
-			select {
-			case <-ch:
-			case <-f.stop:
-			}
-			f.mu.Lock()
-			select {
-			case <-f.stop:
-				return
-			default:
-			}
+		if !f.untilLocked(func() bool { return f.ourPending != 0 || f.app == nil }) {
+			return
 		}
 	}
 	minRV := f.rv
