@@ -55,7 +55,7 @@ fuzz:
 	$(GO) test ./pkg/importer -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/importer/appread -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/step/plugin -run '^$$' -fuzz FuzzParseRequest -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/deps -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/resdeps -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
 ## bench: load/validate/plan, generate and graph benchmarks
 bench:

@@ -174,8 +174,8 @@ func (r *run) withHealth(states map[string]*appState) {
 		if s == nil {
 			continue
 		}
-		c.Health, c.Sync, c.Verdict = s.Health, s.Sync, s.Verdict
-		h := s.Health
+		c.Health, c.Sync, c.Verdict = string(s.Health), string(s.Sync), s.Verdict
+		h := c.Health
 		if !s.Exists {
 			c.Health, h = "Absent", "Absent"
 		}

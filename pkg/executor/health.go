@@ -14,6 +14,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/step/aggregate"
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
 // Aggregate health (RFC 5.5, docs/requirements.md#rfc-55-aggregate-health), from the package the validate step uses, so
@@ -104,7 +105,7 @@ func upToDate(states map[string]*appState) (bool, string) {
 		switch {
 		case !s.Exists:
 			bad = append(bad, s.Name+" does not exist")
-		case s.Health != "Healthy" || s.Sync != "Synced":
+		case s.Health != appstatus.Healthy || s.Sync != appstatus.Synced:
 			bad = append(bad, fmt.Sprintf("%s is %s/%s", s.Name, orDash(s.Health), orDash(s.Sync)))
 		}
 	}
@@ -118,9 +119,9 @@ func upToDate(states map[string]*appState) (bool, string) {
 	return false, strings.Join(bad, ", ")
 }
 
-func orDash(s string) string {
+func orDash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }

@@ -12,20 +12,20 @@ import (
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/importer/argorules"
+	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
-	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // Metadata the import leaves out. Labels deployctl sets itself would be
 // overwritten or would overwrite its own; the parent's tracking and Helm's
 // release ownership belong to the app-of-apps deployctl replaces; the sync
-// wave moves to plan.AnnotationSyncWave (deployctl orders by dependsOn, and
+// wave moves to syncwave.Annotation (deployctl orders by dependsOn, and
 // the root Application must not order its children by wave again).
 var (
 	droppedLabels = []string{argorules.Instance, compile.LabelPlatform, compile.LabelStack, compile.LabelManagedBy}
 	// droppedAnnotations: exact keys, or prefixes ending in "/".
-	droppedAnnotations = []string{argorules.TrackingIDKey, plan.ArgoCDSyncWave, "argocd.argoproj.io/refresh",
+	droppedAnnotations = []string{argorules.TrackingIDKey, syncwave.ArgoCDAnnotation, "argocd.argoproj.io/refresh",
 		"argocd.argoproj.io/hydrate", "kubectl.kubernetes.io/last-applied-configuration", "meta.helm.sh/"}
 )
 
@@ -280,10 +280,10 @@ func (b *builder) app(a *app, p *spec.Platform) (spec.App, error) {
 	out.Labels = b.keep(a, src.Labels, labelDrops, "label")
 	out.Annotations = b.keep(a, src.Annotations, droppedAnnotations, "annotation")
 	if a.hasW {
-		out.Annotations = with(out.Annotations, plan.AnnotationSyncWave, fmt.Sprint(a.wave))
+		out.Annotations = with(out.Annotations, syncwave.Annotation, fmt.Sprint(a.wave))
 	}
 	if path := a.path(); len(path) > 0 {
-		out.Annotations = with(out.Annotations, plan.AnnotationSyncWavePath, plan.FormatWavePath(path))
+		out.Annotations = with(out.Annotations, syncwave.PathAnnotation, syncwave.FormatPath(path))
 	}
 	return out, nil
 }
@@ -304,7 +304,7 @@ func (b *builder) keep(a *app, in map[string]string, drop []string, what string)
 			// Not worth a note: the wave moves (the header says so), and
 			// deployctl's own labels come back from generate.
 			own := strings.HasPrefix(k, "deployctl.dev/") || (k == compile.LabelManagedBy && v == compile.ManagedBy)
-			if k != plan.ArgoCDSyncWave && !own {
+			if k != syncwave.ArgoCDAnnotation && !own {
 				b.dropped[what+" "+k] = append(b.dropped[what+" "+k], a.name)
 			}
 			continue

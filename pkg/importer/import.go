@@ -10,6 +10,7 @@
 package importer
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -19,8 +20,9 @@ import (
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/importer/argorules"
+	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
-	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -74,7 +76,10 @@ type Options struct {
 	File string
 	// Inventory, when set, holds the wave edges against what the apps
 	// deploy (resources.go).
-	Inventory *Inventory
+	Inventory *resdeps.Source
+	// Context bounds the reads of a --live Inventory; nil is
+	// context.Background().
+	Context context.Context
 	// PruneUnexplained drops the wave edges no resource needs.
 	PruneUnexplained bool
 }
@@ -272,7 +277,7 @@ func (b *builder) index(in *appread.Input) error {
 		a.wave, a.hasW, unreadable = argorules.SyncWave(m.App.Annotations)
 		if unreadable {
 			b.note("%s: sync-wave %q is not an integer to Argo CD (strconv.Atoi); it reads it as %d, and so does the import",
-				a.key, m.App.Annotations[plan.ArgoCDSyncWave], a.wave)
+				a.key, m.App.Annotations[syncwave.ArgoCDAnnotation], a.wave)
 		}
 		b.byKey[a.key] = a
 		b.all = append(b.all, a)
@@ -416,15 +421,15 @@ func (b *builder) resolveParents() {
 
 // path lists a's parents, outermost first, each with its own wave; a
 // parent referenced but not in the input ends it, its wave unknown (0).
-func (a *app) path() []plan.WaveStep {
-	var out []plan.WaveStep
+func (a *app) path() []syncwave.Step {
+	var out []syncwave.Step
 	last := a
 	for p := a.parent; p != nil; p = p.parent {
-		out = append([]plan.WaveStep{{Name: p.m.App.Name, Wave: p.wave}}, out...)
+		out = append([]syncwave.Step{{Name: p.m.App.Name, Wave: p.wave}}, out...)
 		last = p
 	}
 	if last.parent == nil && last.parentName != "" && last.parentKind != "" {
-		out = append([]plan.WaveStep{{Name: last.parentName}}, out...)
+		out = append([]syncwave.Step{{Name: last.parentName}}, out...)
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/deployctl/deployctl/pkg/generate"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/importer/argorules"
+	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -128,15 +129,15 @@ func TestRoundTripRFC(t *testing.T) {
 			}
 		}
 		for k, v := range orig.Annotations {
-			if k == plan.ArgoCDSyncWave {
-				if gen.Annotations[plan.AnnotationSyncWave] != v {
-					t.Errorf("%s: wave %q kept as %q", name, v, gen.Annotations[plan.AnnotationSyncWave])
+			if k == syncwave.ArgoCDAnnotation {
+				if gen.Annotations[syncwave.Annotation] != v {
+					t.Errorf("%s: wave %q kept as %q", name, v, gen.Annotations[syncwave.Annotation])
 				}
 			} else if gen.Annotations[k] != v {
 				t.Errorf("%s: annotation %s = %q, want %q", name, k, gen.Annotations[k], v)
 			}
 		}
-		if _, ok := gen.Annotations[plan.ArgoCDSyncWave]; ok {
+		if _, ok := gen.Annotations[syncwave.ArgoCDAnnotation]; ok {
 			t.Errorf("%s: Argo CD's sync-wave annotation was kept: the root Application would order by waves again", name)
 		}
 	}
@@ -174,7 +175,7 @@ func byParent(p *spec.Platform) map[string][]string {
 	out := map[string][]string{}
 	for _, s := range p.Spec.Stacks {
 		for _, a := range s.Apps {
-			path, _ := plan.ParseWavePath(a.Annotations[plan.AnnotationSyncWavePath])
+			path, _ := syncwave.ParsePath(a.Annotations[syncwave.PathAnnotation])
 			parent := Ungrouped
 			if len(path) > 0 {
 				parent = path[len(path)-1].Name
@@ -294,11 +295,11 @@ func TestWavesFileMatchesImport(t *testing.T) {
 	for _, s := range r.Platform.Spec.Stacks {
 		for _, a := range s.Apps {
 			names = append(names, a.Name)
-			w := a.Annotations[plan.AnnotationSyncWave]
+			w := a.Annotations[syncwave.Annotation]
 			if w == "" {
 				w = "0"
 			}
-			waves[a.Name] = map[string]string{"wave": w, "path": a.Annotations[plan.AnnotationSyncWavePath]}
+			waves[a.Name] = map[string]string{"wave": w, "path": a.Annotations[syncwave.PathAnnotation]}
 		}
 	}
 	sort.Strings(names)

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -8,40 +9,25 @@ import (
 	"strings"
 
 	"github.com/deployctl/deployctl/pkg/dag"
-	resdeps "github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/importer/internal/words"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
-// Inventory is what the apps deploy (--manifests DIR or --live), for
-// resources: per app, named after its Application (or its spec name).
-type Inventory struct {
-	Source string // "--manifests DIR", "--live": for notes and the header
-	Apps   []resdeps.App
-	// Fetch, when set, reads the spec apps' objects instead (--live).
-	Fetch func([]resdeps.AppRef) ([]resdeps.App, error)
-}
-
-// FetchError is a failed live read: not the input's fault (exit 1, not 3).
-type FetchError struct{ Err error }
-
-func (e *FetchError) Error() string { return e.Err.Error() }
-func (e *FetchError) Unwrap() error { return e.Err }
-
-// fetch reads every spec app's objects through inv.Fetch.
-func (b *builder) fetch(inv *Inventory) error {
+// fetch reads the objects of every spec app from inv: the folder's apps,
+// or the Applications' managed resources (--live).
+func (b *builder) fetch(inv *resdeps.Source) ([]resdeps.App, error) {
 	apps := append([]*app(nil), b.apps...)
 	sort.Slice(apps, func(i, j int) bool { return apps[i].name < apps[j].name })
 	refs := make([]resdeps.AppRef, len(apps))
 	for i, a := range apps {
 		refs[i] = resdeps.AppRef{App: a.name, Namespace: a.m.App.Namespace, Application: a.m.App.Name}
 	}
-	out, err := inv.Fetch(refs)
-	if err != nil {
-		return &FetchError{Err: fmt.Errorf("%s:\n%w", inv.Source, err)}
+	ctx := b.o.Context
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	inv.Apps = out
-	return nil
+	return inv.Inventory(ctx, refs)
 }
 
 // ResourceSummary counts what the inventory did to the wave edges.
@@ -58,7 +44,7 @@ type ResourceSummary struct {
 }
 
 // resources holds the wave edges against the dependencies the apps'
-// resources show (pkg/deps): each wave edge a resource needs gets that
+// resources show (pkg/resdeps): each wave edge a resource needs gets that
 // evidence as its comment, one nothing needs is marked (or dropped with
 // PruneUnexplained), and every resource dependency the edges do not order
 // yet becomes an app's dependsOn entry, with its evidence. A resource
@@ -69,12 +55,11 @@ func (b *builder) resources() error {
 	if inv == nil {
 		return nil
 	}
-	if inv.Fetch != nil {
-		if err := b.fetch(inv); err != nil {
-			return err
-		}
+	fetched, err := b.fetch(inv)
+	if err != nil {
+		return err
 	}
-	apps, err := b.inventoryApps(inv)
+	apps, err := b.inventoryApps(inv.Name, fetched)
 	if err != nil {
 		return err
 	}
@@ -167,7 +152,7 @@ func (b *builder) resources() error {
 			"the spec would have a cycle; fix the waves%s", e.From, e.To, evidenceLine(e), e.To, e.From, hint))
 	}
 	if len(cycles) > 0 {
-		return fmt.Errorf("%s: dependencies the resources show contradict the sync waves:\n  %w", inv.Source, errors.Join(cycles...))
+		return fmt.Errorf("%s: dependencies the resources show contradict the sync waves:\n  %w", inv.Name, errors.Join(cycles...))
 	}
 	for _, e := range add {
 		a := byName[e.From]
@@ -244,7 +229,7 @@ func evidenceLine(e resdeps.Edge) string {
 // its Application's destination namespace and CreateNamespace option. A
 // folder that names no Application is an error (a typo would silently
 // check nothing); one of an app-of-apps parent left out is noted.
-func (b *builder) inventoryApps(inv *Inventory) ([]resdeps.App, error) {
+func (b *builder) inventoryApps(source string, inventory []resdeps.App) ([]resdeps.App, error) {
 	bySpec := map[string]*app{}
 	byApp := map[string][]*app{}
 	for _, a := range b.apps {
@@ -260,7 +245,7 @@ func (b *builder) inventoryApps(inv *Inventory) ([]resdeps.App, error) {
 	var out []resdeps.App
 	var unknown, ignored []string
 	have := map[string]bool{}
-	for _, x := range inv.Apps {
+	for _, x := range inventory {
 		a := bySpec[x.Name]
 		if a == nil && len(byApp[x.Name]) == 1 {
 			a = byApp[x.Name][0]
@@ -284,10 +269,10 @@ func (b *builder) inventoryApps(inv *Inventory) ([]resdeps.App, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("%s: no Application of the input is named %s: name each folder after its Application", inv.Source, strings.Join(unknown, ", "))
+		return nil, fmt.Errorf("%s: no Application of the input is named %s: name each folder after its Application", source, strings.Join(unknown, ", "))
 	}
 	if len(ignored) > 0 {
-		b.note("%s: app-of-apps parents are not apps of the spec, their resources not read: %s", inv.Source, strings.Join(ignored, ", "))
+		b.note("%s: app-of-apps parents are not apps of the spec, their resources not read: %s", source, strings.Join(ignored, ", "))
 	}
 	var missing []string
 	for _, a := range b.apps {
@@ -298,7 +283,7 @@ func (b *builder) inventoryApps(inv *Inventory) ([]resdeps.App, error) {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		b.note("%s has nothing for %s: what they need or provide is unknown, and their wave edges are kept as they are: %s",
-			inv.Source, words.Plural(len(missing), "app"), words.Summarize(missing, 12))
+			source, words.Plural(len(missing), "app"), words.Summarize(missing, 12))
 	}
 	return out, nil
 }
@@ -313,5 +298,5 @@ func (b *builder) resourceLines(r *ResourceSummary) []string {
 		"entries marked \"needs ... from APP\" (the others the waves order already); %d wave entries a resource needs, marked with it; "+
 		"%d not checked (an app without inventory); %d that nothing needs directly, %s (%d of them order a dependency through "+
 		"others and say which: declare it before you delete one by hand).",
-		b.o.Inventory.Source, r.Inferred, r.Added, r.Explained, r.Unchecked, r.Unexplained, fate, r.Through), 86)
+		b.o.Inventory.Name, r.Inferred, r.Added, r.Explained, r.Unchecked, r.Unexplained, fate, r.Through), 86)
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	resdeps "github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/importer/appread"
 	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 )
 
 // The dependencies testdata/rfc-manifests shows, listed by hand from its
@@ -42,7 +42,7 @@ var rfcResourceEdges = []string{
 	"vault → ceph-storageclasses",
 }
 
-func importWith(t *testing.T, inv *Inventory, prune bool) (*Result, error) {
+func importWith(t *testing.T, inv *resdeps.Source, prune bool) (*Result, error) {
 	t.Helper()
 	in, err := appread.Read([]string{"testdata/rfc"})
 	if err != nil {
@@ -52,13 +52,13 @@ func importWith(t *testing.T, inv *Inventory, prune bool) (*Result, error) {
 	return Import(in, Options{Name: "reference-platform", StackFrom: sf, Inventory: inv, PruneUnexplained: prune})
 }
 
-func rfcInventory(t *testing.T) *Inventory {
+func rfcInventory(t *testing.T) *resdeps.Source {
 	t.Helper()
-	apps, err := resdeps.ReadDir("testdata/rfc-manifests")
+	inv, err := resdeps.SourceConfig{Manifests: "testdata/rfc-manifests"}.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Inventory{Source: "--manifests testdata/rfc-manifests", Apps: apps}
+	return inv
 }
 
 func TestResourcesRFC(t *testing.T) {
@@ -121,7 +121,7 @@ func TestResourcesRFC(t *testing.T) {
 	}
 
 	// The same input in another order: the same bytes.
-	rev := &Inventory{Source: inv.Source, Apps: slices.Clone(inv.Apps)}
+	rev := &resdeps.Source{Name: inv.Name, Apps: slices.Clone(inv.Apps)}
 	slices.Reverse(rev.Apps)
 	again, err := importWith(t, rev, true)
 	if err != nil {
@@ -136,7 +136,7 @@ func TestResourcesRFC(t *testing.T) {
 func TestResourcesCycle(t *testing.T) {
 	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: ipaddresspools.metallb.io}\nspec: {group: metallb.io, scope: Namespaced, names: {kind: IPAddressPool, plural: ipaddresspools}}\n"
 	pool := "apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: default, namespace: metallb-system}\n"
-	inv := &Inventory{Source: "--manifests x", Apps: []resdeps.App{
+	inv := &resdeps.Source{Name: "--manifests x", Apps: []resdeps.App{
 		{Name: "metallb", Objects: mustParse(t, "metallb.yaml", pool)},
 		{Name: "metallb-config", Objects: mustParse(t, "config.yaml", crd)},
 	}}
@@ -149,11 +149,11 @@ func TestResourcesCycle(t *testing.T) {
 // Folders that name no Application are refused; a parent's is noted; apps
 // without a folder leave their edges unchecked.
 func TestResourcesNames(t *testing.T) {
-	_, err := importWith(t, &Inventory{Source: "--manifests x", Apps: []resdeps.App{{Name: "cert-manger"}, {Name: "metalb"}}}, false)
+	_, err := importWith(t, &resdeps.Source{Name: "--manifests x", Apps: []resdeps.App{{Name: "cert-manger"}, {Name: "metalb"}}}, false)
 	if err == nil || !strings.Contains(err.Error(), "no Application of the input is named cert-manger, metalb") {
 		t.Fatalf("err = %v", err)
 	}
-	r, err := importWith(t, &Inventory{Source: "--manifests x", Apps: []resdeps.App{{Name: "foundation"}, {Name: "metallb"}}}, true)
+	r, err := importWith(t, &resdeps.Source{Name: "--manifests x", Apps: []resdeps.App{{Name: "foundation"}, {Name: "metallb"}}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
+	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 	"github.com/deployctl/deployctl/pkg/importer/internal/wfsize"
-	"github.com/deployctl/deployctl/pkg/plan"
 	"github.com/deployctl/deployctl/pkg/render"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
@@ -139,6 +139,6 @@ func Compare(app string, original map[string]any, generated *compile.Application
 // JSON types, and no empty values (absent, "", false, {}, [] all mean
 // "not set" to Argo CD).
 func view(obj map[string]any) any {
-	dropAnn := append([]string{plan.AnnotationSyncWave, plan.AnnotationSyncWavePath}, droppedAnnotations...)
+	dropAnn := append([]string{syncwave.Annotation, syncwave.PathAnnotation}, droppedAnnotations...)
 	return appdiff.Comparable(obj, droppedLabels, dropAnn)
 }

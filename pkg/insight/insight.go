@@ -27,21 +27,22 @@ import (
 	"github.com/deployctl/deployctl/pkg/graph"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/livestate"
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // States of a node, as people ask about them.
 const (
-	Waiting        = "waiting"            // not started: something it depends on is not done
-	Starting       = "starting"           // its pod is being scheduled
-	Creating       = "creating"           // the step is creating the Application
-	Syncing        = "syncing"            // Argo CD runs the sync operation
-	WaitingHealth  = "waiting for health" // synced, not Healthy yet
-	Checking       = "checking"           // Healthy; the step confirms it (fresh health, extra checks)
-	Healthy        = "Healthy"            // deploy: done
-	Deleting       = "deleting"           // teardown: deleting the Application and its resources
-	Deleted        = "deleted"            // teardown: done
-	Done           = "done"               // a stack's join, or validate
+	Waiting        = "waiting"                 // not started: something it depends on is not done
+	Starting       = "starting"                // its pod is being scheduled
+	Creating       = "creating"                // the step is creating the Application
+	Syncing        = "syncing"                 // Argo CD runs the sync operation
+	WaitingHealth  = "waiting for health"      // synced, not Healthy yet
+	Checking       = "checking"                // Healthy; the step confirms it (fresh health, extra checks)
+	Healthy        = string(appstatus.Healthy) // deploy: done
+	Deleting       = "deleting"                // teardown: deleting the Application and its resources
+	Deleted        = "deleted"                 // teardown: done
+	Done           = "done"                    // a stack's join, or validate
 	Failed         = "failed"
 	Omitted        = "omitted" // never run: something it depends on failed
 	NotRun         = "not run" // the run ended (stopped) before it

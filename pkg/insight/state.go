@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deployctl/deployctl/pkg/livestate"
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
 // settle fills every node's state from the Workflow's nodes and Argo CD's
@@ -110,7 +111,7 @@ func (r *Run) state(n *Node, an *wfv1.NodeStatus, done bool) string {
 		return Creating
 	case a.OperationPhase == "Running" || a.OperationPhase == "Terminating":
 		return Syncing
-	case a.Health != "Healthy":
+	case a.Health != appstatus.Healthy:
 		return WaitingHealth
 	}
 	return Checking
@@ -182,9 +183,9 @@ func appStatus(u *unstructured.Unstructured) *AppStatus {
 	return &s
 }
 
-func or(s, def string) string {
+func or[S ~string](s S, def string) string {
 	if s == "" {
 		return def
 	}
-	return s
+	return string(s)
 }

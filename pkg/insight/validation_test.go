@@ -35,7 +35,7 @@ func TestStatusOfAValidateRun(t *testing.T) {
 	}
 	var got []string
 	for _, a := range v.Apps {
-		got = append(got, a.Task+"/"+a.App+"="+a.Verdict+":"+a.SyncStatus+"/"+a.Health)
+		got = append(got, a.Task+"/"+a.App+"="+a.Verdict+":"+string(a.SyncStatus)+"/"+string(a.Health))
 	}
 	if want := "apps/database=Degraded:Synced/Degraded apps/web=Healthy:OutOfSync/Healthy base/cert-manager=Healthy:Synced/Healthy base/ingress-nginx=Healthy:Synced/Healthy"; strings.Join(got, " ") != want {
 		t.Errorf("apps\n got %s\nwant %s", strings.Join(got, " "), want)

@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
 // GVRApplication is Argo CD's Application resource.
@@ -13,13 +15,13 @@ var GVRApplication = schema.GroupVersionResource{Group: "argoproj.io", Version: 
 // AppStatus is what Argo CD's controller wrote on an Application. Its JSON
 // is the `argocd` of a node in `deployctl status --output json`.
 type AppStatus struct {
-	Exists           bool   `json:"exists"`
-	Sync             string `json:"sync,omitempty"`
-	Revision         string `json:"-"`
-	Health           string `json:"health,omitempty"`
-	HealthMessage    string `json:"healthMessage,omitempty"`
-	OperationPhase   string `json:"operationPhase,omitempty"`
-	OperationMessage string `json:"operationMessage,omitempty"`
+	Exists           bool             `json:"exists"`
+	Sync             appstatus.Sync   `json:"sync,omitempty"`
+	Revision         string           `json:"-"`
+	Health           appstatus.Health `json:"health,omitempty"`
+	HealthMessage    string           `json:"healthMessage,omitempty"`
+	OperationPhase   string           `json:"operationPhase,omitempty"`
+	OperationMessage string           `json:"operationMessage,omitempty"`
 	// OperationRequested: the Application carries an operation the
 	// controller has not started yet.
 	OperationRequested bool `json:"-"`
@@ -40,8 +42,8 @@ func ReadApp(u *unstructured.Unstructured) AppStatus {
 	}
 	o := u.Object
 	s := AppStatus{Exists: true,
-		Sync: str(o, "status", "sync", "status"), Revision: str(o, "status", "sync", "revision"),
-		Health: str(o, "status", "health", "status"), HealthMessage: str(o, "status", "health", "message"),
+		Sync: appstatus.Sync(str(o, "status", "sync", "status")), Revision: str(o, "status", "sync", "revision"),
+		Health: appstatus.Health(str(o, "status", "health", "status")), HealthMessage: str(o, "status", "health", "message"),
 		OperationPhase: str(o, "status", "operationState", "phase"), OperationMessage: str(o, "status", "operationState", "message")}
 	_, s.OperationRequested = o["operation"]
 	if h, ok, _ := unstructured.NestedSlice(o, "status", "history"); ok {
@@ -51,7 +53,7 @@ func ReadApp(u *unstructured.Unstructured) AppStatus {
 	for _, x := range res {
 		m, _ := x.(map[string]any)
 		h := str(m, "health", "status")
-		if h == "" || h == "Healthy" {
+		if h == "" || h == string(appstatus.Healthy) {
 			continue
 		}
 		p := str(m, "kind") + " " + str(m, "namespace") + "/" + str(m, "name") + " " + h

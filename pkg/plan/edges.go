@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/deps"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 	"github.com/deployctl/deployctl/pkg/spec"
 )
 
@@ -35,9 +35,9 @@ type EdgeReport struct {
 
 // EdgeFinding is one dependency found in the resources.
 type EdgeFinding struct {
-	From     string          `json:"from"`
-	To       string          `json:"to"`
-	Evidence []deps.Evidence `json:"evidence"`
+	From     string             `json:"from"`
+	To       string             `json:"to"`
+	Evidence []resdeps.Evidence `json:"evidence"`
 }
 
 // EntryFinding is one dependsOn entry of the spec.
@@ -53,11 +53,25 @@ type EntryFinding struct {
 	Through string `json:"through,omitempty"`
 }
 
+// AppRefs names the Application of every app of d, for an inventory read
+// from the Argo CD API: the app's applicationNamespace, else Argo CD's.
+func AppRefs(d *dag.DAG) []resdeps.AppRef {
+	var refs []resdeps.AppRef
+	for _, a := range d.Apps() {
+		ns := d.Node(a).App.ApplicationNamespace
+		if ns == "" {
+			ns = d.Platform.Spec.ArgoCD.Namespace
+		}
+		refs = append(refs, resdeps.AppRef{App: a, Namespace: ns, Application: a})
+	}
+	return refs
+}
+
 // InventoryApps names an inventory after the spec's apps (a folder per
 // app) and gives each its destination namespace and CreateNamespace
 // option. A folder that names no app is an error.
-func InventoryApps(d *dag.DAG, source string, apps []deps.App) ([]deps.App, []string, error) {
-	var out []deps.App
+func InventoryApps(d *dag.DAG, source string, apps []resdeps.App) ([]resdeps.App, []string, error) {
+	var out []resdeps.App
 	var unknown []string
 	have := map[string]bool{}
 	for _, x := range apps {
@@ -88,13 +102,13 @@ func InventoryApps(d *dag.DAG, source string, apps []deps.App) ([]deps.App, []st
 
 // ExplainEdges holds d's entries against the inventory apps (named as
 // InventoryApps names them).
-func ExplainEdges(d *dag.DAG, source string, apps []deps.App, noInventory []string) *EdgeReport {
-	r := deps.Infer(apps)
+func ExplainEdges(d *dag.DAG, source string, apps []resdeps.App, noInventory []string) *EdgeReport {
+	r := resdeps.Infer(apps)
 	known := map[string]bool{}
 	for _, a := range apps {
 		known[a.Name] = true
 	}
-	c := deps.Compare(d, r, known)
+	c := resdeps.Compare(d, r, known)
 	rep := &EdgeReport{Platform: d.Platform.Metadata.Name, Inventory: source, Inferred: len(r.Edges), NoInventory: noInventory,
 		Missing: []EdgeFinding{}, Unsupported: []EntryFinding{}, Supported: []EntryFinding{}, Unchecked: []EntryFinding{}}
 	for _, k := range r.Conflicts {
@@ -187,8 +201,8 @@ func (r *EdgeReport) text() string {
 // EvidenceDAG is d with every dependsOn replaced by the dependencies the
 // inventory shows: what --compare-waves --manifests holds the waves
 // against. A cycle among them is an error naming the apps.
-func EvidenceDAG(d *dag.DAG, apps []deps.App) (*dag.DAG, error) {
-	r := deps.Infer(apps)
+func EvidenceDAG(d *dag.DAG, apps []resdeps.App) (*dag.DAG, error) {
+	r := resdeps.Infer(apps)
 	p := *d.Platform
 	p.Spec.Stacks = make([]spec.Stack, len(d.Platform.Spec.Stacks))
 	needs := map[string][]string{}

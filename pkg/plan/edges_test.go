@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/deps"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 )
 
 // ops (CRDs) ← db (a custom resource), in two stacks; web uses the CRD too
@@ -36,15 +36,15 @@ spec:
     - {name: web2, destination: {namespace: web}}
 `
 
-func inventory(t *testing.T, apps map[string]string) []deps.App {
+func inventory(t *testing.T, apps map[string]string) []resdeps.App {
 	t.Helper()
-	var out []deps.App
+	var out []resdeps.App
 	for name, yml := range apps {
-		objs, errs := deps.Parse(name+"/m.yaml", []byte(yml))
+		objs, errs := resdeps.Parse(name+"/m.yaml", []byte(yml))
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		out = append(out, deps.App{Name: name, Objects: objs})
+		out = append(out, resdeps.App{Name: name, Objects: objs})
 	}
 	return out
 }

@@ -10,68 +10,13 @@ import (
 	"time"
 
 	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 )
-
-// Annotations that carry Argo CD sync waves on a spec's apps. `deployctl
-// import` writes the deployctl ones; a hand-written spec may keep Argo CD's.
-const (
-	// AnnotationSyncWave is the app's own sync wave, as its parent
-	// Application (or the root of an app-of-apps) ordered it.
-	AnnotationSyncWave = "deployctl.dev/sync-wave"
-	// AnnotationSyncWavePath lists the app-of-apps parents above the app,
-	// outermost first, each with its own wave: "root@0/storage@-20". A
-	// parent's wave orders it among its siblings, so its children start only
-	// after the siblings of lower waves are Healthy.
-	AnnotationSyncWavePath = "deployctl.dev/sync-wave-path"
-	// ArgoCDSyncWave is Argo CD's own annotation, read when the deployctl
-	// one is absent.
-	ArgoCDSyncWave = "argocd.argoproj.io/sync-wave"
-)
-
-// WaveStep is one app-of-apps parent above an app.
-type WaveStep struct {
-	Name string
-	Wave int
-}
-
-// FormatWavePath renders parents as AnnotationSyncWavePath holds them.
-func FormatWavePath(steps []WaveStep) string {
-	parts := make([]string, len(steps))
-	for i, s := range steps {
-		parts[i] = s.Name + "@" + strconv.Itoa(s.Wave)
-	}
-	return strings.Join(parts, "/")
-}
-
-// ParseWavePath reads AnnotationSyncWavePath; a step without "@WAVE" is a
-// parent whose wave is unknown (0, as Argo CD treats a missing wave).
-func ParseWavePath(s string) ([]WaveStep, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []WaveStep
-	for _, part := range strings.Split(s, "/") {
-		name, w, hasWave := strings.Cut(part, "@")
-		step := WaveStep{Name: name}
-		if name == "" {
-			return nil, fmt.Errorf("%q: empty parent name", s)
-		}
-		if hasWave {
-			n, err := strconv.Atoi(w)
-			if err != nil {
-				return nil, fmt.Errorf("%q: wave %q is not an integer", s, w)
-			}
-			step.Wave = n
-		}
-		out = append(out, step)
-	}
-	return out, nil
-}
 
 // AppWave is an app's wave and the app-of-apps parents above it.
 type AppWave struct {
 	Wave int
-	Path []WaveStep
+	Path []syncwave.Step
 }
 
 // WaveOptions say where waves and durations come from.
@@ -208,7 +153,7 @@ func CompareWaves(d *dag.DAG, scope string, o WaveOptions) (*WaveComparison, err
 		c.Apps++
 	}
 	if !anyWave {
-		return nil, errors.New("no app has a sync wave (annotation " + AnnotationSyncWave + " or " + ArgoCDSyncWave +
+		return nil, errors.New("no app has a sync wave (annotation " + syncwave.Annotation + " or " + syncwave.ArgoCDAnnotation +
 			"): give the waves with --waves FILE (a YAML map app: wave)")
 	}
 	root.settle()
@@ -238,13 +183,13 @@ func CompareWaves(d *dag.DAG, scope string, o WaveOptions) (*WaveComparison, err
 
 // appWave is an app's wave and app-of-apps parents: from waves when given,
 // else from its annotations. has says whether a wave was given at all.
-func appWave(d *dag.DAG, app string, waves map[string]AppWave) (wave int, path []WaveStep, has bool, err error) {
+func appWave(d *dag.DAG, app string, waves map[string]AppWave) (wave int, path []syncwave.Step, has bool, err error) {
 	if waves != nil {
 		w, has := waves[app]
 		return w.Wave, w.Path, has, nil
 	}
 	ann := d.Node(app).App.Annotations
-	for _, key := range []string{AnnotationSyncWave, ArgoCDSyncWave} {
+	for _, key := range []string{syncwave.Annotation, syncwave.ArgoCDAnnotation} {
 		v, ok := ann[key]
 		if !ok {
 			continue
@@ -256,8 +201,8 @@ func appWave(d *dag.DAG, app string, waves map[string]AppWave) (wave int, path [
 		has = true
 		break
 	}
-	if path, err = ParseWavePath(ann[AnnotationSyncWavePath]); err != nil {
-		return 0, nil, false, fmt.Errorf("app %s: annotation %s: %w", app, AnnotationSyncWavePath, err)
+	if path, err = syncwave.ParsePath(ann[syncwave.PathAnnotation]); err != nil {
+		return 0, nil, false, fmt.Errorf("app %s: annotation %s: %w", app, syncwave.PathAnnotation, err)
 	}
 	return wave, path, has, nil
 }

@@ -190,21 +190,6 @@ func TestCompareWavesNeedsWaves(t *testing.T) {
 	}
 }
 
-func TestWavePath(t *testing.T) {
-	steps, err := ParseWavePath("root@0/storage@-20/x")
-	if err != nil || len(steps) != 3 || steps[1] != (WaveStep{"storage", -20}) || steps[2] != (WaveStep{"x", 0}) {
-		t.Fatalf("%v %v", steps, err)
-	}
-	if got := FormatWavePath(steps); got != "root@0/storage@-20/x@0" {
-		t.Error(got)
-	}
-	for _, bad := range []string{"a@b", "a//b"} {
-		if _, err := ParseWavePath(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
 func check(t *testing.T, c *WaveComparison, waves, dagTime time.Duration, ratio float64) {
 	t.Helper()
 	if c.WaveMakespan.Duration() != waves || c.DAGMakespan.Duration() != dagTime {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 	"github.com/deployctl/deployctl/pkg/step/check"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -87,10 +88,10 @@ func (r *runner) attempt(ctx context.Context, c check.Check, app string) (state 
 		switch {
 		case n.Health == nil:
 			return check.Passed, "present (no health assessment for this kind)", nil
-		case n.Health.Status == argocd.HealthHealthy:
-			return check.Passed, "Healthy", nil
-		case n.Health.Status == argocd.HealthDegraded:
-			return check.Failed, "Degraded" + withMessage(n.Health.Message), nil
+		case n.Health.Status == appstatus.Healthy:
+			return check.Passed, string(appstatus.Healthy), nil
+		case n.Health.Status == appstatus.Degraded:
+			return check.Failed, string(appstatus.Degraded) + withMessage(n.Health.Message), nil
 		default:
 			return check.Waiting, string(n.Health.Status) + withMessage(n.Health.Message), nil
 		}

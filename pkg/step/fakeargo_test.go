@@ -76,6 +76,16 @@ type scenario struct {
 	// up on it) until the step asks for a refresh after a later operation of
 	// ours finished; then it is processed.
 	syncLate bool
+	// syncAnswerLate: the first sync request is processed after the client
+	// gave up on it (closed its connection at its request timeout), once
+	// the step has either read the app twice since (it waits for the
+	// operation) or seen an operation of ours finish (it sent the request
+	// again at once). Its operation still starts; the answer goes nowhere.
+	syncAnswerLate bool
+	// syncDropped: the first sync request is held until the client gives
+	// up on it, then dropped (never processed), and the next syncDropped
+	// requests answer 503.
+	syncDropped int
 	// garbleCreate: the next N creates are processed but answered 200 with
 	// a body that is not the JSON Argo CD sends.
 	garbleCreate int
@@ -121,6 +131,7 @@ type fakeArgo struct {
 	syncRequests     []string
 	deletedResources []string
 	changes          []string // deletions requested, in order
+	trail            []string // gets and syncs in order: "get", "get 503", "sync"
 	orphaned         bool     // the app was deleted with cascade=false
 	updates          int      // upserts that changed the spec
 	down             bool
@@ -648,6 +659,9 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.sc.fail503 > 0 {
 		f.sc.fail503--
+		if kind == "get" {
+			f.trail = append(f.trail, "get 503")
+		}
 		f.notify()
 		f.mu.Unlock()
 		f.fault(w, r, 503, "upstream connect error or disconnect/reset before headers")
@@ -709,6 +723,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch kind {
 	case "get":
+		f.trail = append(f.trail, "get")
 		f.sendApp(w)
 	case "refresh", "hard-refresh":
 		if kind == "hard-refresh" && f.onHardRefresh != nil {
@@ -730,6 +745,7 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		json.NewDecoder(r.Body).Decode(&req)
 		f.syncRequests = append(f.syncRequests, req.Name)
+		f.trail = append(f.trail, "sync")
 		if f.sc.conflicts > 0 {
 			f.sc.conflicts--
 			gwError(w, 400, 9, "error setting app operation: rpc error: code = FailedPrecondition desc = another operation is already in progress")
@@ -741,6 +757,17 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 			f.mu.Unlock()
 			<-f.heldSync
 			f.mu.Lock()
+			if f.app == nil {
+				return
+			}
+		}
+		if f.sc.syncDropped > 0 && n == 1 {
+			f.awaitGoneLocked(r)
+			f.sc.fail503, f.sc.syncDropped = f.sc.syncDropped, 0
+			return
+		}
+		if f.sc.syncAnswerLate && n == 1 {
+			f.holdUntilGivenUp(r)
 			if f.app == nil {
 				return
 			}
@@ -830,6 +857,47 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// holdUntilGivenUp (lock held) keeps a sync request unprocessed until the
+// client has closed its connection, then until the step has read the app
+// twice more or an operation of ours has finished (scenario.syncAnswerLate).
+func (f *fakeArgo) holdUntilGivenUp(r *http.Request) {
+	f.awaitGoneLocked(r)
+	gets := f.calls["get"]
+	f.untilLocked(func() bool { return f.calls["get"] >= gets+2 || f.ourDone > 0 })
+}
+
+// awaitGoneLocked (lock held) waits until the client has closed r's
+// connection, or the fake stops.
+func (f *fakeArgo) awaitGoneLocked(r *http.Request) {
+	f.mu.Unlock()
+	io.Copy(io.Discard, r.Body) // the server notices the closed connection only after the body
+	select {
+	case <-r.Context().Done():
+	case <-f.stop:
+	}
+	f.mu.Lock()
+}
+
+// untilLocked (lock held) waits until cond (called with the lock held)
+// holds; false if the fake stopped first.
+func (f *fakeArgo) untilLocked(cond func() bool) bool {
+	for !cond() {
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-f.stop:
+		}
+		f.mu.Lock()
+		select {
+		case <-f.stop:
+			return false
+		default:
+		}
+	}
+	return true
+}
+
 // refresh is argocd-server's Get with ?refresh (server/application Get,
 // util/argo RefreshApp): a merge patch sets the annotation (a new version
 // only when its value changes), then the answer is the first version after
@@ -848,19 +916,8 @@ func (f *fakeArgo) refresh(w http.ResponseWriter, r *http.Request) {
 		// The late request goes through before this one.
 		f.sc.syncLate = false
 		f.releaseHeldSync()
-		for f.ourPending == 0 && f.app != nil {
-			ch := f.changed
-			f.mu.Unlock()
-			select {
-			case <-ch:
-			case <-f.stop:
-			}
-			f.mu.Lock()
-			select {
-			case <-f.stop:
-				return
-			default:
-			}
+		if !f.untilLocked(func() bool { return f.ourPending != 0 || f.app == nil }) {
+			return
 		}
 	}
 	minRV := f.rv

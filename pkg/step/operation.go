@@ -112,7 +112,9 @@ func finishedAt(st *argocd.OperationState) string {
 // sync requests our sync and waits for it to finish. Before a request is
 // sent again (its answer lost, refused as "in progress", or not readable),
 // the application is read: an operation one of our requests started is
-// adopted instead, so one node never runs two syncs.
+// adopted instead, so one node never runs two syncs. A request whose answer
+// timed out is first given one more request timeout to show its operation
+// (latesync.go).
 func (r *runner) sync(node context.Context, src *appSource, app *argocd.Application, s *ourSync, timeout time.Duration, res *stepresult.SyncResult) error {
 	name := src.name
 	ctx, cancel := context.WithTimeout(node, timeout)
@@ -120,8 +122,18 @@ func (r *runner) sync(node context.Context, src *appSource, app *argocd.Applicat
 	// Prune as the app's own automated policy says: the manifest author's
 	// decision, not the step's (none when that policy is off).
 	prune := app.Spec.AutomatedPrune()
+	var last error // the previous sync request's error
 	err := r.call(ctx, "sync application "+name, func(ctx context.Context) error {
-		if s.requests > 0 {
+		if argocd.IsUnanswered(last) {
+			n, err := r.awaitLateSync(ctx, src, s)
+			if err != nil {
+				return err
+			}
+			if n != 0 {
+				r.log("Argo CD started the operation of sync request %d of %s after its answer timed out; following it instead of asking again", n, name)
+				return nil
+			}
+		} else if s.requests > 0 {
 			cur, err := r.c.Get(ctx, name)
 			if err != nil {
 				return err
@@ -138,6 +150,7 @@ func (r *runner) sync(node context.Context, src *appSource, app *argocd.Applicat
 		if err == nil {
 			src.offer(a)
 		}
+		last = err
 		return err
 	})
 	if err != nil {

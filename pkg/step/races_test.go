@@ -108,6 +108,41 @@ func TestLateSyncRequestIsWaitedFor(t *testing.T) {
 	}
 }
 
+// P4. The sync request's answer times out and Argo CD processes it only
+// after that, while the step would otherwise send it again: the step waits
+// for the operation of the request it gave up on and follows it. Exactly
+// one operation runs.
+func TestSyncAnsweredAfterTimeoutRunsOneOperation(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, syncAnswerLate: true})
+	o := startSyncAndWait(t, f, testTiming(), "--sync-timeout", "4s")()
+	expect(t, o, exitcode.OK)
+	f.mu.Lock()
+	requests, done := len(f.syncRequests), f.ourDone
+	f.mu.Unlock()
+	if requests != 1 || done != 1 || !strings.Contains(o.stderr, "after its answer timed out; following it") {
+		t.Errorf("sync requests %d, our operations finished %d, want 1 and 1; stderr:\n%s", requests, done, o.stderr)
+	}
+}
+
+// The sync request's answer times out and it is never processed; then the
+// API fails for a while. The request is sent again only after a read of
+// the application succeeded, never on a read from before the failures.
+func TestUnansweredSyncIsSentAgainOnlyAfterARead(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, syncDropped: 60})
+	o := startSyncAndWait(t, f, testTiming(), "--sync-timeout", "8s")()
+	expect(t, o, exitcode.OK)
+	f.mu.Lock()
+	trail, done := strings.Join(f.trail, ", "), f.ourDone
+	f.mu.Unlock()
+	_, afterFirst, _ := strings.Cut(trail, "sync, ")
+	before, _, resent := strings.Cut(afterFirst, ", sync")
+	if !resent || done != 1 || !strings.Contains(before, "get 503") || !strings.HasSuffix(before, "get") {
+		t.Errorf("our operations %d; gets and syncs: %s", done, trail)
+	}
+}
+
 // P3. The API answers 503 from the moment our operation starts (which then
 // succeeds unseen). The sync deadline passes; the clean-up (terminate) is
 // retried only until the node's deadline (sync + health timeout), not for a

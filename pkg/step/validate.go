@@ -39,8 +39,8 @@ func (r *runner) validate(ctx context.Context, o stepcontract.Validate, res *ste
 			}
 		default:
 			h := app.Status.Health
-			e.Verdict, e.Health, e.HealthMessage = aggregate.Verdict(string(h.Status)), string(h.Status), h.Message
-			e.SyncStatus, e.SyncRevision = string(app.Status.Sync.Status), app.Status.Sync.Revision
+			e.Verdict, e.Health, e.HealthMessage = aggregate.Verdict(h.Status), h.Status, h.Message
+			e.SyncStatus, e.SyncRevision = app.Status.Sync.Status, app.Status.Sync.Revision
 			if st := app.Status.OperationState; st != nil {
 				e.OperationPhase = string(st.Phase)
 			}
@@ -72,7 +72,7 @@ func listApps(apps []stepresult.AppHealth, v string) string {
 		case a.Error != "":
 			d += " (" + a.Error + ")"
 		case a.HealthMessage != "":
-			d += " (" + a.Health + ": " + a.HealthMessage + ")"
+			d += " (" + string(a.Health) + ": " + a.HealthMessage + ")"
 		default:
 			d += " (" + orDash(a.Health) + ")"
 		}
@@ -81,11 +81,11 @@ func listApps(apps []stepresult.AppHealth, v string) string {
 	return strings.Join(s, "; ")
 }
 
-func orDash(s string) string {
+func orDash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }
 
 func prefixed(s string) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 	"github.com/deployctl/deployctl/pkg/stepcontract"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
@@ -167,7 +168,7 @@ func (r *runner) refreshForHealth(ctx context.Context, src *appSource) func() {
 				}
 				waited += r.t.progressRefresh
 				v = src.current()
-				if v.gone() || v.app.Status.Health.Status == argocd.HealthHealthy {
+				if v.gone() || v.app.Status.Health.Status == appstatus.Healthy {
 					continue
 				}
 				r.log("%s is still %s after %s; asking for a refresh%s", src.name, healthOf(v.app), waited, notHealthy(v.app))
@@ -208,10 +209,10 @@ func (r *runner) refreshForHealth(ctx context.Context, src *appSource) func() {
 // keep waiting (Progressing, not yet assessed), or fail.
 func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspended bool, res *stepresult.SyncResult) (bool, error) {
 	h := app.Status.Health
-	res.Health, res.HealthMessage, res.SyncStatus = string(h.Status), h.Message, string(app.Status.Sync.Status)
+	res.Health, res.HealthMessage, res.SyncStatus = h.Status, h.Message, app.Status.Sync.Status
 	name := app.Metadata.Name
 	switch h.Status {
-	case argocd.HealthHealthy:
+	case appstatus.Healthy:
 		if missing := notYetObserved(app); len(missing) > 0 {
 			r.log("%s reports Healthy while OutOfSync with %s not observed yet: waiting for the reconciliation that sees them", name, strings.Join(missing, ", "))
 			return false, nil
@@ -219,24 +220,24 @@ func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspen
 		stamp(&res.Timings.HealthyAt)
 		r.log("%s is Healthy (sync status %s)", name, app.Status.Sync.Status)
 		return true, nil
-	case argocd.HealthProgressing, "":
+	case appstatus.Progressing, "":
 		return false, nil
-	case argocd.HealthSuspended:
+	case appstatus.Suspended:
 		if allowSuspended {
 			stamp(&res.Timings.HealthyAt)
 			res.Note("Suspended accepted (--allow-suspended)")
 			return true, nil
 		}
 		return false, fail(exitcode.Failure, "application %s is Suspended%s (pass --allow-suspended if that is expected)", name, withMessage(h.Message))
-	case argocd.HealthDegraded:
-		res.DegradedResources = r.unhealthyResources(ctx, app, argocd.HealthDegraded)
+	case appstatus.Degraded:
+		res.DegradedResources = r.unhealthyResources(ctx, app, appstatus.Degraded)
 		return false, fail(exitcode.Failure, "application %s is Degraded after its sync%s; degraded resources: %s",
 			name, withMessage(h.Message), listIssues(res.DegradedResources))
-	case argocd.HealthMissing:
-		res.DegradedResources = r.unhealthyResources(ctx, app, argocd.HealthMissing)
+	case appstatus.Missing:
+		res.DegradedResources = r.unhealthyResources(ctx, app, appstatus.Missing)
 		return false, fail(exitcode.Failure, "application %s is Missing after its sync: its resources do not exist in the cluster; missing: %s",
 			name, listIssues(res.DegradedResources))
-	case argocd.HealthUnknown:
+	case appstatus.Unknown:
 		return false, fail(exitcode.Failure, "health of application %s is Unknown after its sync%s%s", name, withMessage(h.Message), conditions(app))
 	}
 	return false, fail(exitcode.Failure, "application %s reports an unknown health %q", name, h.Status)
@@ -249,12 +250,12 @@ func (r *runner) judge(ctx context.Context, app *argocd.Application, allowSuspen
 // caught a node finishing on it, 2026-11-26). A fresh view is no proof
 // against this: the cache, not the reconciliation, is behind.
 func notYetObserved(app *argocd.Application) []string {
-	if app.Status.Sync.Status != argocd.SyncOutOfSync {
+	if app.Status.Sync.Status != appstatus.OutOfSync {
 		return nil
 	}
 	var out []string
 	for _, rs := range app.Status.Resources {
-		if rs.Status == argocd.SyncOutOfSync && !rs.Hook && rs.Health != nil && rs.Health.Status == argocd.HealthMissing {
+		if rs.Status == appstatus.OutOfSync && !rs.Hook && rs.Health != nil && rs.Health.Status == appstatus.Missing {
 			out = append(out, rs.Kind+" "+rs.Name)
 		}
 	}
@@ -265,7 +266,7 @@ func notYetObserved(app *argocd.Application) []string {
 // managed ones from status.resources, then their children (Pods, ...) from
 // the resource tree, which usually say why. The tree is best effort: the
 // verdict is already made.
-func (r *runner) unhealthyResources(ctx context.Context, app *argocd.Application, code argocd.HealthCode) []stepresult.Issue {
+func (r *runner) unhealthyResources(ctx context.Context, app *argocd.Application, code appstatus.Health) []stepresult.Issue {
 	var out []stepresult.Issue
 	var seen []argocd.ResourceRef
 	for _, rs := range app.Status.Resources {
@@ -338,7 +339,7 @@ func notHealthy(app *argocd.Application) string {
 	}
 	var s []string
 	for _, rs := range app.Status.Resources {
-		if rs.Health != nil && rs.Health.Status != argocd.HealthHealthy {
+		if rs.Health != nil && rs.Health.Status != appstatus.Healthy {
 			s = append(s, issue(rs.Ref(), string(rs.Health.Status), rs.Health.Message).String())
 		}
 	}

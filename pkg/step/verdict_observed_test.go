@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
@@ -14,24 +15,24 @@ import (
 // OutOfSync for another reason (a drifting ConfigMap has no health).
 func TestHealthyWhileResourcesNotObservedWaits(t *testing.T) {
 	r := &runner{log: func(string, ...any) {}}
-	app := func(sync argocd.SyncCode, res ...argocd.ResourceStatus) *argocd.Application {
+	app := func(sync appstatus.Sync, res ...argocd.ResourceStatus) *argocd.Application {
 		a := &argocd.Application{}
 		a.Metadata.Name = "gateway"
-		a.Status.Health.Status = argocd.HealthHealthy
+		a.Status.Health.Status = appstatus.Healthy
 		a.Status.Sync.Status = sync
 		a.Status.Resources = res
 		return a
 	}
-	missing := argocd.ResourceStatus{Group: "apps", Kind: "Deployment", Name: "gateway", Status: argocd.SyncOutOfSync, Health: &argocd.HealthStatus{Status: argocd.HealthMissing}}
-	service := argocd.ResourceStatus{Kind: "Service", Name: "gateway", Status: argocd.SyncSynced, Health: &argocd.HealthStatus{Status: argocd.HealthHealthy}}
-	drift := argocd.ResourceStatus{Kind: "ConfigMap", Name: "settings", Status: argocd.SyncOutOfSync}
+	missing := argocd.ResourceStatus{Group: "apps", Kind: "Deployment", Name: "gateway", Status: appstatus.OutOfSync, Health: &argocd.HealthStatus{Status: appstatus.Missing}}
+	service := argocd.ResourceStatus{Kind: "Service", Name: "gateway", Status: appstatus.Synced, Health: &argocd.HealthStatus{Status: appstatus.Healthy}}
+	drift := argocd.ResourceStatus{Kind: "ConfigMap", Name: "settings", Status: appstatus.OutOfSync}
 	for name, c := range map[string]struct {
 		app  *argocd.Application
 		done bool
 	}{
-		"created, not yet in the cache": {app(argocd.SyncOutOfSync, service, missing), false},
-		"synced":                        {app(argocd.SyncSynced, service), true},
-		"drifting ConfigMap":            {app(argocd.SyncOutOfSync, service, drift), true},
+		"created, not yet in the cache": {app(appstatus.OutOfSync, service, missing), false},
+		"synced":                        {app(appstatus.Synced, service), true},
+		"drifting ConfigMap":            {app(appstatus.OutOfSync, service, drift), true},
 	} {
 		done, err := r.judge(context.Background(), c.app, false, &stepresult.SyncResult{})
 		if err != nil || done != c.done {

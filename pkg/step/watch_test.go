@@ -9,9 +9,10 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
-func appAt(rv string, h argocd.HealthCode) *argocd.Application {
+func appAt(rv string, h appstatus.Health) *argocd.Application {
 	a := &argocd.Application{}
 	a.Metadata.Name, a.Metadata.ResourceVersion, a.Status.Health.Status = "x", rv, h
 	return a
@@ -21,14 +22,14 @@ func appAt(rv string, h argocd.HealthCode) *argocd.Application {
 // (a GET answer racing a stream event) is dropped.
 func TestSourceNeverStepsBack(t *testing.T) {
 	s := &appSource{changed: make(chan struct{})}
-	s.publish(appAt("10", argocd.HealthProgressing))
-	s.publish(appAt("12", argocd.HealthHealthy))
-	s.publish(appAt("11", argocd.HealthDegraded))
+	s.publish(appAt("10", appstatus.Progressing))
+	s.publish(appAt("12", appstatus.Healthy))
+	s.publish(appAt("11", appstatus.Degraded))
 	if v := s.current(); v.rv != 12 || v.seq != 2 {
 		t.Fatalf("current %+v", v)
 	}
-	s.publish(appAt("12", argocd.HealthHealthy)) // same version again: a new observation
-	s.publish(nil)                               // gone
+	s.publish(appAt("12", appstatus.Healthy)) // same version again: a new observation
+	s.publish(nil)                            // gone
 	if v := s.current(); !v.gone() || v.seq != 4 {
 		t.Fatalf("current %+v", v)
 	}
@@ -37,15 +38,15 @@ func TestSourceNeverStepsBack(t *testing.T) {
 func TestSourceWait(t *testing.T) {
 	r := &runner{t: testTiming(), log: func(string, ...any) {}}
 	s := &appSource{r: r, changed: make(chan struct{})}
-	s.publish(appAt("1", argocd.HealthProgressing))
+	s.publish(appAt("1", appstatus.Progressing))
 	go func() {
 		time.Sleep(20 * time.Millisecond)
-		s.publish(appAt("2", argocd.HealthHealthy))
+		s.publish(appAt("2", appstatus.Healthy))
 	}()
-	var seen []argocd.HealthCode
+	var seen []appstatus.Health
 	err := s.wait(context.Background(), func(v view) (bool, error) {
 		seen = append(seen, v.app.Status.Health.Status)
-		return v.app.Status.Health.Status == argocd.HealthHealthy, nil
+		return v.app.Status.Health.Status == appstatus.Healthy, nil
 	})
 	if err != nil || len(seen) != 2 {
 		t.Fatalf("%v %v", err, seen)

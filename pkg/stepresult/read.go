@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
 // Result is what a reader keeps of a step's result file: the outcome and
@@ -15,15 +17,15 @@ type Result struct {
 	ExitCode int    `json:"exitCode"`
 	Message  string `json:"message"`
 	// sync-and-wait
-	App               string    `json:"app,omitempty"`
-	Created           bool      `json:"created,omitempty"`
-	Health            string    `json:"health,omitempty"`
-	HealthMessage     string    `json:"healthMessage,omitempty"`
-	SyncStatus        string    `json:"syncStatus,omitempty"`
-	OperationPhase    string    `json:"operationPhase,omitempty"`
-	FailingResources  []Finding `json:"failingResources,omitempty"`
-	DegradedResources []Finding `json:"degradedResources,omitempty"`
-	Checks            []Check   `json:"checks,omitempty"`
+	App               string           `json:"app,omitempty"`
+	Created           bool             `json:"created,omitempty"`
+	Health            appstatus.Health `json:"health,omitempty"`
+	HealthMessage     string           `json:"healthMessage,omitempty"`
+	SyncStatus        appstatus.Sync   `json:"syncStatus,omitempty"`
+	OperationPhase    string           `json:"operationPhase,omitempty"`
+	FailingResources  []Finding        `json:"failingResources,omitempty"`
+	DegradedResources []Finding        `json:"degradedResources,omitempty"`
+	Checks            []Check          `json:"checks,omitempty"`
 	// teardown
 	NothingToDo  bool      `json:"nothingToDo,omitempty"`
 	Orphans      []Finding `json:"orphans,omitempty"`
@@ -91,12 +93,12 @@ func (r *Result) Diagnostics() []string {
 	}
 	var out []string
 	if r.Health != "" {
-		l := "Argo CD health " + r.Health
+		l := "Argo CD health " + string(r.Health)
 		if r.HealthMessage != "" {
 			l += ": " + r.HealthMessage
 		}
 		if r.SyncStatus != "" {
-			l += ", sync " + r.SyncStatus
+			l += ", sync " + string(r.SyncStatus)
 		}
 		if r.OperationPhase != "" {
 			l += ", operation " + r.OperationPhase

@@ -6,6 +6,8 @@ import (
 
 	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
 // Outcome is the word the result file uses for an exit code.
@@ -86,20 +88,20 @@ type CheckResult struct {
 // SyncResult is the result file of sync-and-wait.
 type SyncResult struct {
 	Header
-	App               string        `json:"app"`
-	AppNamespace      string        `json:"appNamespace,omitempty"`
-	Created           bool          `json:"created"`
-	SyncID            string        `json:"syncID,omitempty"`
-	SyncRevision      string        `json:"syncRevision,omitempty"`
-	OperationPhase    string        `json:"operationPhase,omitempty"`
-	Health            string        `json:"health,omitempty"`
-	HealthMessage     string        `json:"healthMessage,omitempty"`
-	SyncStatus        string        `json:"syncStatus,omitempty"`
-	Messages          []string      `json:"messages,omitempty"`
-	FailingResources  []Issue       `json:"failingResources,omitempty"`
-	DegradedResources []Issue       `json:"degradedResources,omitempty"`
-	Checks            []CheckResult `json:"checks,omitempty"`
-	Timings           SyncTimings   `json:"timings"`
+	App               string           `json:"app"`
+	AppNamespace      string           `json:"appNamespace,omitempty"`
+	Created           bool             `json:"created"`
+	SyncID            string           `json:"syncID,omitempty"`
+	SyncRevision      string           `json:"syncRevision,omitempty"`
+	OperationPhase    string           `json:"operationPhase,omitempty"`
+	Health            appstatus.Health `json:"health,omitempty"`
+	HealthMessage     string           `json:"healthMessage,omitempty"`
+	SyncStatus        appstatus.Sync   `json:"syncStatus,omitempty"`
+	Messages          []string         `json:"messages,omitempty"`
+	FailingResources  []Issue          `json:"failingResources,omitempty"`
+	DegradedResources []Issue          `json:"degradedResources,omitempty"`
+	Checks            []CheckResult    `json:"checks,omitempty"`
+	Timings           SyncTimings      `json:"timings"`
 }
 
 // SyncTimings are taken on the step's clock.
@@ -142,14 +144,14 @@ type ValidateResult struct {
 
 // AppHealth is one application's line of validate.
 type AppHealth struct {
-	App            string `json:"app"`
-	Verdict        string `json:"verdict"` // its contribution to the aggregate
-	Health         string `json:"health,omitempty"`
-	HealthMessage  string `json:"healthMessage,omitempty"`
-	SyncStatus     string `json:"syncStatus,omitempty"`
-	SyncRevision   string `json:"syncRevision,omitempty"`
-	OperationPhase string `json:"operationPhase,omitempty"`
-	Error          string `json:"error,omitempty"`
+	App            string           `json:"app"`
+	Verdict        string           `json:"verdict"` // its contribution to the aggregate
+	Health         appstatus.Health `json:"health,omitempty"`
+	HealthMessage  string           `json:"healthMessage,omitempty"`
+	SyncStatus     appstatus.Sync   `json:"syncStatus,omitempty"`
+	SyncRevision   string           `json:"syncRevision,omitempty"`
+	OperationPhase string           `json:"operationPhase,omitempty"`
+	Error          string           `json:"error,omitempty"`
 }
 
 // TeardownResult is the result file of teardown.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deployctl/deployctl/pkg/plan"
+	"github.com/deployctl/deployctl/pkg/importer/argorules/syncwave"
 )
 
 // SyncWave is the wave Argo CD gives an object (gitops-engine
@@ -15,7 +15,7 @@ import (
 // wave; unreadable says the sync-wave annotation is there but Argo CD
 // cannot read it.
 func SyncWave(ann map[string]string) (wave int, has, unreadable bool) {
-	text, written := ann[plan.ArgoCDSyncWave]
+	text, written := ann[syncwave.ArgoCDAnnotation]
 	if written {
 		if n, err := strconv.Atoi(text); err == nil {
 			return n, true, false

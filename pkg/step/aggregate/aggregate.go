@@ -5,11 +5,13 @@
 // Standard library only, like the step binary.
 package aggregate
 
-// The aggregate classes.
+import "github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
+
+// The aggregate classes: three of Argo CD's health words, and Failed.
 const (
-	Healthy     = "Healthy"
-	Progressing = "Progressing"
-	Degraded    = "Degraded"
+	Healthy     = string(appstatus.Healthy)
+	Progressing = string(appstatus.Progressing)
+	Degraded    = string(appstatus.Degraded)
 	Failed      = "Failed"
 )
 
@@ -18,11 +20,11 @@ var rank = map[string]int{Healthy: 0, Progressing: 1, Degraded: 2, Failed: 3}
 // Verdict is one readable application's class, from its Argo CD health
 // status. Unknown and Suspended are neither Healthy nor on their way there:
 // Degraded. An application not assessed yet ("") is on its way: Progressing.
-func Verdict(health string) string {
+func Verdict(health appstatus.Health) string {
 	switch health {
-	case "Healthy":
+	case appstatus.Healthy:
 		return Healthy
-	case "Progressing", "":
+	case appstatus.Progressing, "":
 		return Progressing
 	}
 	return Degraded

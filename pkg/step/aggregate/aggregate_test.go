@@ -1,9 +1,13 @@
 package aggregate
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
+)
 
 func TestVerdict(t *testing.T) {
-	for health, want := range map[string]string{
+	for health, want := range map[appstatus.Health]string{
 		"Healthy": Healthy, "Progressing": Progressing, "": Progressing,
 		"Degraded": Degraded, "Missing": Degraded, "Unknown": Degraded, "Suspended": Degraded,
 	} {

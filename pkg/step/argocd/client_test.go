@@ -59,6 +59,34 @@ func TestErrorClassification(t *testing.T) {
 	}
 }
 
+// A request that ran out of time may still be carried out; one refused or
+// answered may not (the sync's late-answer wait depends on it).
+func TestUnanswered(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&NetError{Op: "op", Err: context.DeadlineExceeded}, true},
+		{&NetError{Op: "op", Err: &net.OpError{Op: "read", Err: timeoutError{}}}, true},
+		{parseAPIError("op", 504, nil), true},
+		{parseAPIError("op", 500, []byte(`{"error":"x","code":4,"message":"context deadline exceeded"}`)), true},
+		{&NetError{Op: "op", Err: errors.New("connection refused")}, false},
+		{parseAPIError("op", 503, nil), false},
+		{parseAPIError("op", 400, []byte(`{"error":"x","code":9,"message":"another operation is already in progress"}`)), false},
+		{nil, false},
+	} {
+		if got := IsUnanswered(fmt.Errorf("sync: %w", c.err)); got != c.want {
+			t.Errorf("IsUnanswered(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
 // Argo CD answers 403 for an absent app when no project is given; the
 // client must see through that via the list, and keep real 403s.
 func TestGetAbsentAppBehind403(t *testing.T) {
@@ -187,6 +215,9 @@ func TestRequestDeadline(t *testing.T) {
 	defer close(block)
 	c := testClient(t, srv.URL, "")
 	c.requestTimeout = 150 * time.Millisecond
+	if _, err := c.Sync(context.Background(), "x", false, nil); !IsUnanswered(err) {
+		t.Fatalf("a sync past its request timeout: %v is not unanswered", err)
+	}
 	for _, f := range []func() error{
 		func() error { _, err := c.Get(context.Background(), "x"); return err },
 		func() error { _, err := c.Watch(context.Background(), "x"); return err },

@@ -21,6 +21,8 @@ import (
 	synccommon "github.com/argoproj/gitops-engine/pkg/sync/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
 var (
@@ -37,20 +39,20 @@ var (
 
 func TestConstantsMatchArgoCD(t *testing.T) {
 	pairs := [][2]string{
-		{string(HealthHealthy), string(health.HealthStatusHealthy)},
-		{string(HealthProgressing), string(health.HealthStatusProgressing)},
-		{string(HealthDegraded), string(health.HealthStatusDegraded)},
-		{string(HealthSuspended), string(health.HealthStatusSuspended)},
-		{string(HealthMissing), string(health.HealthStatusMissing)},
-		{string(HealthUnknown), string(health.HealthStatusUnknown)},
+		{string(appstatus.Healthy), string(health.HealthStatusHealthy)},
+		{string(appstatus.Progressing), string(health.HealthStatusProgressing)},
+		{string(appstatus.Degraded), string(health.HealthStatusDegraded)},
+		{string(appstatus.Suspended), string(health.HealthStatusSuspended)},
+		{string(appstatus.Missing), string(health.HealthStatusMissing)},
+		{string(appstatus.Unknown), string(health.HealthStatusUnknown)},
 		{string(PhaseRunning), string(synccommon.OperationRunning)},
 		{string(PhaseTerminating), string(synccommon.OperationTerminating)},
 		{string(PhaseFailed), string(synccommon.OperationFailed)},
 		{string(PhaseError), string(synccommon.OperationError)},
 		{string(PhaseSucceeded), string(synccommon.OperationSucceeded)},
-		{string(SyncSynced), string(v1alpha1.SyncStatusCodeSynced)},
-		{string(SyncOutOfSync), string(v1alpha1.SyncStatusCodeOutOfSync)},
-		{string(SyncUnknown), string(v1alpha1.SyncStatusCodeUnknown)},
+		{string(appstatus.Synced), string(v1alpha1.SyncStatusCodeSynced)},
+		{string(appstatus.OutOfSync), string(v1alpha1.SyncStatusCodeOutOfSync)},
+		{string(appstatus.SyncUnknown), string(v1alpha1.SyncStatusCodeUnknown)},
 		{string(ResultSynced), string(synccommon.ResultCodeSynced)},
 		{string(ResultSyncFailed), string(synccommon.ResultCodeSyncFailed)},
 		{string(ResultPruned), string(synccommon.ResultCodePruned)},
@@ -63,6 +65,9 @@ func TestConstantsMatchArgoCD(t *testing.T) {
 		if ours, theirs := p[0], p[1]; ours != theirs {
 			t.Errorf("constant %q, argo-cd says %q", ours, theirs)
 		}
+	}
+	if got := fmt.Sprint(appstatus.Healths()); got != fmt.Sprint(allHealth) {
+		t.Errorf("appstatus.Healths() = %s, gitops-engine has %s", got, fmt.Sprint(allHealth))
 	}
 }
 

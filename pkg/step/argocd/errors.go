@@ -1,9 +1,11 @@
 package argocd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 
@@ -107,6 +109,20 @@ func IsTransient(err error) bool {
 		return true
 	}
 	return IsOperationInProgress(err)
+}
+
+// IsUnanswered reports whether a request ended without an answer because
+// a deadline passed: the client's own (the request timeout) or a proxy's
+// (504, or the gateway's DeadlineExceeded). The server may still be working
+// on such a request and carry it out after the client gave up on it.
+func IsUnanswered(err error) bool {
+	var ne *NetError
+	if errors.As(err, &ne) {
+		var te net.Error
+		return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &te) && te.Timeout()
+	}
+	var e *APIError
+	return errors.As(err, &e) && (e.Status == http.StatusGatewayTimeout || e.Code == codeDeadlineExceeded)
 }
 
 // IsUnsupported reports whether an endpoint does not exist on this server

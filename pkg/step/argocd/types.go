@@ -3,25 +3,14 @@ package argocd
 import (
 	"fmt"
 	"time"
+
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
 // The structs below are the subset of Argo CD's v1alpha1 types this binary
 // reads, with the same JSON names. contract_test.go proves that JSON encoded
 // from argo-cd's real types decodes into them with the same meaning. Times are
 // metav1.Time on the wire: RFC 3339 with whole seconds, or null.
-
-// HealthCode is an application's or resource's health (gitops-engine health).
-type HealthCode string
-
-// Health codes Argo CD reports.
-const (
-	HealthHealthy     HealthCode = "Healthy"
-	HealthProgressing HealthCode = "Progressing"
-	HealthDegraded    HealthCode = "Degraded"
-	HealthSuspended   HealthCode = "Suspended"
-	HealthMissing     HealthCode = "Missing"
-	HealthUnknown     HealthCode = "Unknown"
-)
 
 // OperationPhase is the phase of a sync operation or of a hook.
 type OperationPhase string
@@ -42,16 +31,6 @@ func (p OperationPhase) Completed() bool {
 
 // Successful reports whether the phase is Succeeded.
 func (p OperationPhase) Successful() bool { return p == PhaseSucceeded }
-
-// SyncCode is the comparison result between Git and the cluster.
-type SyncCode string
-
-// Sync status codes.
-const (
-	SyncSynced    SyncCode = "Synced"
-	SyncOutOfSync SyncCode = "OutOfSync"
-	SyncUnknown   SyncCode = "Unknown"
-)
 
 // ResultCode is the per-resource outcome of a sync.
 type ResultCode string
@@ -130,16 +109,16 @@ type ApplicationCondition struct {
 
 // HealthStatus is a health code with its message.
 type HealthStatus struct {
-	Status             HealthCode `json:"status,omitempty"`
-	Message            string     `json:"message,omitempty"`
-	LastTransitionTime *time.Time `json:"lastTransitionTime,omitempty"`
+	Status             appstatus.Health `json:"status,omitempty"`
+	Message            string           `json:"message,omitempty"`
+	LastTransitionTime *time.Time       `json:"lastTransitionTime,omitempty"`
 }
 
 // SyncStatus is the comparison result and the revision compared to.
 type SyncStatus struct {
-	Status    SyncCode `json:"status"`
-	Revision  string   `json:"revision,omitempty"`
-	Revisions []string `json:"revisions,omitempty"`
+	Status    appstatus.Sync `json:"status"`
+	Revision  string         `json:"revision,omitempty"`
+	Revisions []string       `json:"revisions,omitempty"`
 }
 
 // Operation is a requested or running operation (only sync exists today).
@@ -240,15 +219,15 @@ func (r ResourceResult) Ref() ResourceRef {
 
 // ResourceStatus is a directly managed resource in status.resources.
 type ResourceStatus struct {
-	Group           string        `json:"group,omitempty"`
-	Version         string        `json:"version,omitempty"`
-	Kind            string        `json:"kind,omitempty"`
-	Namespace       string        `json:"namespace,omitempty"`
-	Name            string        `json:"name,omitempty"`
-	Status          SyncCode      `json:"status,omitempty"`
-	Health          *HealthStatus `json:"health,omitempty"`
-	Hook            bool          `json:"hook,omitempty"`
-	RequiresPruning bool          `json:"requiresPruning,omitempty"`
+	Group           string         `json:"group,omitempty"`
+	Version         string         `json:"version,omitempty"`
+	Kind            string         `json:"kind,omitempty"`
+	Namespace       string         `json:"namespace,omitempty"`
+	Name            string         `json:"name,omitempty"`
+	Status          appstatus.Sync `json:"status,omitempty"`
+	Health          *HealthStatus  `json:"health,omitempty"`
+	Hook            bool           `json:"hook,omitempty"`
+	RequiresPruning bool           `json:"requiresPruning,omitempty"`
 }
 
 // Ref returns the resource's identity.

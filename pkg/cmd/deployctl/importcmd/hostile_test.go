@@ -48,7 +48,7 @@ func TestImportAliasBomb(t *testing.T) {
 
 // And in an app's manifests (--manifests: 650 KB made 686 MB).
 func TestImportManifestsAliasBomb(t *testing.T) {
-	refused(t, "web/configmap.yaml:12: YAML: alias expansion exceeds", testdata+"rfc", "--manifests", "../../../deps/testdata/alias-bomb")
+	refused(t, "web/configmap.yaml:12: YAML: alias expansion exceeds", testdata+"rfc", "--manifests", "../../../resdeps/testdata/alias-bomb")
 }
 
 // A named pipe named *.yaml in an import folder is refused by its type,

@@ -1,38 +1,19 @@
-// Package importcmd implements `deployctl import`: a spec from existing Argo
-// CD Applications (the package is not named import, a Go keyword).
+// Package importcmd is the command line of `deployctl import`: a spec from
+// existing Argo CD Applications (the package is not named import, a Go
+// keyword). The work is pkg/importer's (Command.Run).
 package importcmd
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"runtime/debug"
-	"strings"
-
 	"github.com/spf13/cobra"
 
-	"github.com/deployctl/deployctl/internal/atomicfile"
-	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/liveflags"
-	"github.com/deployctl/deployctl/pkg/deps"
-	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/cmd/deployctl/internal/inventoryflags"
 	"github.com/deployctl/deployctl/pkg/importer"
-	"github.com/deployctl/deployctl/pkg/importer/appread"
-	"github.com/deployctl/deployctl/pkg/spec"
 )
-
-// Mark starts every spec import writes: an existing -o file is replaced
-// only when it starts so (an earlier import's), never a file of the user's.
-const Mark = "# Imported by `deployctl import`"
 
 // NewCommand returns `deployctl import PATH...`.
 func NewCommand() *cobra.Command {
-	var o importer.Options
-	var stackFrom, output, manifests string
-	var strict, live bool
-	var liveFlags *deps.LiveConfig
+	var c importer.Command
+	o := &c.Options
 	cmd := &cobra.Command{
 		Use:   "import PATH...",
 		Short: "Write a platform spec from existing Argo CD Applications (an app-of-apps with sync waves)",
@@ -108,193 +89,22 @@ Exit codes: 0 written, 1 a --live read failed, 3 invalid input or arguments
 (nothing written).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Every argument problem in one pass, before the inputs are read.
-			var problems []error
-			var err error
-			if o.StackFrom, err = importer.ParseStackFrom(stackFrom); err != nil {
-				problems = append(problems, err)
-			}
-			if o.Name == "" {
-				o.Name = "platform"
-				if output != "" && output != "-" {
-					o.Name = strings.TrimSuffix(filepath.Base(output), filepath.Ext(output))
-				}
-			}
-			if !validName(o.Name) {
-				problems = append(problems, fmt.Errorf("platform name %q: want a DNS-1123 label (--name)", o.Name))
-			}
-			if output != "" && output != "-" {
-				if err := atomicfile.Check(output, Mark); err != nil {
-					problems = append(problems, fmt.Errorf("-o %w (-o - writes to standard output)", err))
-				}
-			}
-			if o.PruneUnexplained && manifests == "" && !live {
-				problems = append(problems, errors.New("--prune-unexplained goes with --manifests or --live: it drops the wave edges no resource needs"))
-			}
-			if manifests != "" && live {
-				problems = append(problems, errors.New("--manifests and --live are two sources of the same inventory: give one"))
-			}
-			if live && manifests == "" {
-				lc := liveFlags.Env()
-				c, err := deps.NewLive(lc)
-				if err != nil {
-					problems = append(problems, fmt.Errorf("--live:\n%w", err))
-				} else {
-					ctx := cmd.Context()
-					if ctx == nil {
-						ctx = context.Background()
-					}
-					o.Inventory = &importer.Inventory{Source: "--live (" + lc.Server + ")", Fetch: func(refs []deps.AppRef) ([]deps.App, error) {
-						return c.Inventory(ctx, refs)
-					}}
-				}
-			}
-			if manifests != "" {
-				apps, err := deps.ReadDir(manifests)
-				if err != nil {
-					problems = append(problems, fmt.Errorf("--manifests %s:\n%w", manifests, err))
-				}
-				o.Inventory = &importer.Inventory{Source: "--manifests " + manifests, Apps: apps}
-			}
-			if len(problems) > 0 {
-				return exitcode.With(exitcode.Invalid, errors.Join(problems...))
-			}
-			o.File = output
-			if output == "" || output == "-" {
-				o.File = "(stdout)"
-			}
-			var paths []string
-			stdin := false
-			for _, a := range args {
-				if a == "-" {
-					stdin = true
-				} else {
-					paths = append(paths, a)
-				}
-			}
-			// Every input is read, each within readlimit.Import, and every
-			// problem in any of them is reported together.
-			in, _ := appread.Read(paths)
-			if stdin {
-				_ = in.ReadStdin(cmd.InOrStdin(), "(stdin)")
-			}
-			if err := in.Err(); err != nil {
-				return exitcode.With(exitcode.Invalid, err)
-			}
-			limitMemory(in.Size())
-			r, err := importer.Import(in, o)
-			var fe *importer.FetchError
-			if errors.As(err, &fe) {
-				return exitcode.With(exitcode.Failure, err)
-			}
-			if err != nil {
-				return exitcode.With(exitcode.Invalid, err)
-			}
-			// The importer loaded and compiled it already; load once more,
-			// exactly these bytes, right before writing them.
-			if _, err := spec.Load(o.File, r.YAML); err != nil {
-				return exitcode.With(exitcode.Invalid, fmt.Errorf("internal: the imported spec does not load; nothing was written:\n%w", err))
-			}
-			report(cmd.ErrOrStderr(), r)
-			if strict && len(r.Differences) > 0 {
-				return exitcode.With(exitcode.Invalid, errors.New("--strict: some Applications have fields the spec cannot express (above); nothing was written"))
-			}
-			if output == "" || output == "-" {
-				_, err = cmd.OutOrStdout().Write(r.YAML)
-				return err
-			}
-			if err := atomicfile.Write(output, r.YAML, Mark); err != nil {
-				if atomicfile.IsRefused(err) {
-					return exitcode.With(exitcode.Invalid, err)
-				}
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", output)
-			return nil
+			c.Paths = args
+			return c.Run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&stackFrom, "stack-from", "parent", "where stacks come from: label=KEY, annotation=KEY, parent or folder")
-	f.StringVarP(&output, "output", "o", "", "spec file to write (default stdout)")
+	f.StringVar(&c.StackFrom, "stack-from", "parent", "where stacks come from: label=KEY, annotation=KEY, parent or folder")
+	f.StringVarP(&c.Output, "output", "o", "", "spec file to write (default stdout)")
 	f.StringVar(&o.Name, "name", "", "platform name (default: the output file's name, else platform)")
 	f.StringVar(&o.ArgoCDNamespace, "argocd-namespace", "", "Argo CD's namespace (default: where most of the Applications are)")
 	f.StringVar(&o.ArgoCDServer, "argocd-server", "", "host:port of argocd-server (default argocd-server.<namespace>.svc:443)")
 	f.StringVar(&o.WorkflowNamespace, "workflow-namespace", importer.DefaultWorkflowNamespace, "Argo Workflows namespace")
 	f.StringVar(&o.ServiceAccount, "service-account", importer.DefaultServiceAccount, "the workflow's ServiceAccount")
 	f.StringVar(&o.Image, "image", "", "the deploystep image (default a placeholder to replace)")
-	f.BoolVar(&strict, "strict", false, "write nothing if an Application has a field the spec cannot express")
-	f.StringVar(&manifests, "manifests", "", "folder of rendered manifests, DIR/<app>/*.yaml: infer dependencies from what the apps deploy")
+	f.BoolVar(&c.Strict, "strict", false, "write nothing if an Application has a field the spec cannot express")
 	f.BoolVar(&o.PruneUnexplained, "prune-unexplained", false, "with --manifests or --live: drop the sync-wave dependencies no resource needs")
-	f.BoolVar(&live, "live", false, "infer dependencies from what the Applications deploy, read from the Argo CD API (read-only)")
-	liveFlags = liveflags.Register(f)
+	inventoryflags.Register(f, &c.Inventory, "folder of rendered manifests, DIR/<app>/*.yaml: infer dependencies from what the apps deploy",
+		"infer dependencies from what the Applications deploy, read from the Argo CD API (read-only)")
 	return cmd
-}
-
-// The soft memory limit of an import: memoryBase plus memoryPerInputByte
-// times the input. With Go's default GOGC=100 the heap grows to twice what
-// is live before it is collected; the limit has the collector keep the heap
-// near what is live instead. What is live peaks at 7 to 9 times the input
-// (10,000 Applications: the spec built, then loaded and compiled one app
-// at a time as a check; the Applications kept only as the JSON the check
-// compares; 9 with many inferred dependencies). It is soft: when more is
-// live, the import still finishes, the collector then working harder (at
-// 8 times, no slower than the 20 times before; `make bench-import`).
-// GOMEMLIMIT in the environment replaces it.
-const (
-	memoryBase         = 32 << 20
-	memoryPerInputByte = 8
-)
-
-func limitMemory(input int64) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	debug.SetMemoryLimit(memoryBase + memoryPerInputByte*input)
-}
-
-func validName(s string) bool {
-	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func report(w io.Writer, r *importer.Result) {
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
-	for _, d := range r.Differences {
-		fmt.Fprintf(w, "warning: %s: %s\n", d.App, d)
-	}
-	stackEdges := 0
-	for _, e := range r.Edges {
-		if e.Stack {
-			stackEdges++
-		}
-	}
-	fields := "no field lost"
-	switch n := len(r.Differences); {
-	case n == 1:
-		fields = "1 field the spec cannot express"
-	case n > 1:
-		fields = fmt.Sprintf("%d fields the spec cannot express", n)
-	}
-	if s := r.Resources; s != nil {
-		waves := len(r.Edges) - s.Added
-		fate := "kept, marked \"from sync-wave only\""
-		if s.Pruned {
-			fate = "dropped"
-		}
-		fmt.Fprintf(w, "imported %d apps in %d stacks; %d dependencies from the resources (%d added, the others ordered already), "+
-			"%d sync-wave dependencies kept (%d between stacks): %d a resource needs, %d not checked; %d nothing needs, %s; %s\n",
-			len(r.Sources), len(r.Platform.Spec.Stacks), s.Inferred, s.Added, waves, stackEdges, s.Explained, s.Unchecked, s.Unexplained, fate, fields)
-		return
-	}
-	fmt.Fprintf(w, "imported %d apps in %d stacks; %d dependencies inferred from sync waves (%d between stacks); %s\n",
-		len(r.Sources), len(r.Platform.Spec.Stacks), len(r.Edges), stackEdges, fields)
 }

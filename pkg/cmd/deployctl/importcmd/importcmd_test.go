@@ -13,9 +13,10 @@ import (
 	"github.com/deployctl/deployctl/internal/fssnap"
 
 	"github.com/deployctl/deployctl/pkg/dag"
-	"github.com/deployctl/deployctl/pkg/deps"
 	"github.com/deployctl/deployctl/pkg/exitcode"
+	"github.com/deployctl/deployctl/pkg/importer"
 	"github.com/deployctl/deployctl/pkg/importer/appdump"
+	"github.com/deployctl/deployctl/pkg/resdeps"
 )
 
 func run(args ...string) (string, string, error) {
@@ -155,7 +156,7 @@ func TestImportReplacesItsOwnSpec(t *testing.T) {
 			t.Fatal(err, stderr)
 		}
 	}
-	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), Mark) {
+	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), importer.Mark) {
 		t.Errorf("the spec does not start with the mark:\n%.200s", b)
 	}
 }
@@ -260,11 +261,11 @@ func TestImportManifestsInvalid(t *testing.T) {
 // object a JSON string in targetState.
 func fakeArgoCD(t *testing.T, dir, token string, fail map[string]bool) *httptest.Server {
 	t.Helper()
-	apps, err := deps.ReadDir(dir)
+	apps, err := resdeps.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]deps.App{}
+	byName := map[string]resdeps.App{}
 	for _, a := range apps {
 		byName[a.Name] = a
 	}

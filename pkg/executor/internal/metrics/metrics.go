@@ -17,6 +17,7 @@ import (
 
 	"github.com/deployctl/deployctl/internal/redact"
 	"github.com/deployctl/deployctl/pkg/report"
+	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 )
 
 // Metrics are the executor's Prometheus metrics, written in the text
@@ -48,7 +49,15 @@ type componentHealth struct{ stack, health string }
 
 // Healths are the values executor_component_health enumerates: Argo CD's
 // health codes, and Absent for an Application that does not exist.
-var Healths = []string{"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown", "Absent"}
+var Healths = healths()
+
+func healths() []string {
+	var out []string
+	for _, h := range appstatus.Healths() {
+		out = append(out, string(h))
+	}
+	return append(out, "Absent")
+}
 
 // New starts the clock of an action. errorPhases are reported even at
 // zero, so rate() works from the start; secrets are masked in label values
@@ -83,7 +92,7 @@ func (m *Metrics) Errors() map[string]int {
 // SetHealth records a component's health ("" reads as Unknown).
 func (m *Metrics) SetHealth(component, stack, health string) {
 	if health == "" {
-		health = "Unknown"
+		health = string(appstatus.Unknown)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

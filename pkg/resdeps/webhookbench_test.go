@@ -1,4 +1,4 @@
-package deps
+package resdeps
 
 import (
 	"fmt"
@@ -63,7 +63,7 @@ func benchWebhooks(b *testing.B, w, n int, distinct bool) {
 	}
 }
 
-// go test -run '^$' -bench Webhooks -benchtime 1x ./pkg/deps
+// go test -run '^$' -bench Webhooks -benchtime 1x ./pkg/resdeps
 func BenchmarkWebhooks300x2000(b *testing.B)   { benchWebhooks(b, 300, 2000, false) }
 func BenchmarkWebhooks3000x3000(b *testing.B)  { benchWebhooks(b, 3000, 3000, false) }
 func BenchmarkWebhooks5000x20000(b *testing.B) { benchWebhooks(b, 5000, 20000, false) }

@@ -1,4 +1,4 @@
-package deps
+package resdeps
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ webhooks:
 	return apps
 }
 
-// go test -run '^$' -bench Infer -benchtime 3x ./pkg/deps
+// go test -run '^$' -bench Infer -benchtime 3x ./pkg/resdeps
 func BenchmarkInfer1000(b *testing.B) {
 	apps := benchApps(1000)
 	b.ResetTimer()

@@ -1,4 +1,4 @@
-package importcmd
+package importer
 
 import (
 	"math"

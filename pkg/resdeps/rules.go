@@ -1,4 +1,4 @@
-package deps
+package resdeps
 
 import (
 	"encoding/json"

@@ -1,10 +1,10 @@
-// Package deps infers the real dependencies between Argo CD Applications
+// Package resdeps infers the real dependencies between Argo CD Applications
 // from the resources they deploy: an app that creates a Certificate needs
 // the app that deploys the Certificate CRD, a PVC needs the app that
 // deploys its StorageClass, and so on (rules.go holds the table). Input is
 // each app's objects, rendered (ReadDir) or live; output is edges
 // consumer → provider, each with the evidence that makes it.
-package deps
+package resdeps
 
 import (
 	"fmt"
