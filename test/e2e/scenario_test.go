@@ -46,6 +46,9 @@ func TestScenario(t *testing.T) {
 		// Argo CD alone, then the import: what it checks is the
 		// importer's, the same on every set; the newest set runs it.
 		{"10 import app-of-apps", 1, s.importAoA, "newest"},
+		// The RFC's 41-app platform, Argo CD's sync waves beside deployctl
+		// in both modes (issue 24): the newest set (CI time).
+		{"14 rfc platform vs waves", 1, s.rfcPlatform, "newest"},
 		// The Quickstart as a reader runs it (issue 27): a fresh shell, a
 		// folder outside the repository, the example spec. It checks the
 		// documents, the same on every set: the newest set runs it, last
