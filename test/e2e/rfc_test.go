@@ -24,7 +24,8 @@ import (
 //  c. deployctl deploy (the Quickstart's executor block) in plugin mode,
 //     then in pod mode: 0 order violations or the step fails, makespan,
 //     and the plan's prediction from the run's own report;
-//  d. deployctl's teardown: nothing left but the PVCs (pv-policy retain).
+//  d. between the two, deployctl's teardown of the plugin-mode deploy:
+//     no Application, pod or CRD left.
 //
 // One table: system · violations · retries · makespan · predicted · pods.
 
@@ -114,8 +115,10 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 		return "", fmt.Errorf("reset after Argo CD alone: %w", err)
 	}
 
-	// c. deployctl, plugin mode then pod mode (the pod-mode templates stay
-	// applied for the steps after this one).
+	// c. deployctl, plugin mode, then (d) its teardown of the 41 apps,
+	// then pod mode (whose templates stay applied for the steps after
+	// this one; the clean-up removes its deploy).
+	var td string
 	for _, mode := range []string{"plugin", "pod"} {
 		row, err := r.deployctl(mode, specs[mode])
 		rows = append(rows, row)
@@ -124,20 +127,17 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 			return "", fmt.Errorf("deployctl %s mode: %w", mode, err)
 		}
 		if mode == "plugin" {
+			if td, err = r.teardown(); err != nil {
+				return "", err
+			}
 			if err := r.reset(false); err != nil {
-				return "", fmt.Errorf("reset after plugin mode: %w", err)
+				return "", fmt.Errorf("reset after the teardown: %w", err)
 			}
 		}
 	}
 	table := rfcTable(rows)
 	fmt.Print(table)
 	_ = os.WriteFile(filepath.Join(h.state, "logs", "rfc-side-by-side.txt"), []byte(table), 0o644)
-
-	// d. deployctl's teardown of the 41 apps.
-	td, err := r.teardown()
-	if err != nil {
-		return "", err
-	}
 	var parts []string
 	for _, row := range rows {
 		parts = append(parts, fmt.Sprintf("%s: %d violations, %d retries, makespan %s, predicted %s, %d pods (%s)",
@@ -357,7 +357,7 @@ func (r *rfcRun) argoAlone() (rfcRow, error) {
 	}
 	all := append(append([]string{rfcRoot}, r.stackNames()...), r.s.p.Apps...)
 	var end time.Time
-	werr := h.waitFor("Argo CD alone: every Application of the RFC app-of-apps Healthy and Synced", 6*time.Minute, func() (bool, error) {
+	werr := h.waitFor("Argo CD alone: every Application of the RFC app-of-apps Healthy and Synced", 5*time.Minute, func() (bool, error) {
 		apps, err := h.applications()
 		if err != nil {
 			return false, err
@@ -556,12 +556,14 @@ func (r *rfcRun) teardown() (string, error) {
 	if strings.TrimSpace(crds) != "" {
 		left = append(left, "CRDs "+strings.Join(strings.Fields(crds), " "))
 	}
-	pvcs, _ := h.kubectl("get", "pvc", "-A", "-l", "app.kubernetes.io/part-of="+rfcPartOf, "-o", "name")
+	// The PVCs and PVs are the apps' own resources (not a StatefulSet's
+	// claims, which pv-policy keeps): Argo CD's cascade deletes them.
+	vols, _ := h.kubectl("get", "pvc,pv", "-A", "-l", "app.kubernetes.io/part-of="+rfcPartOf, "-o", "name")
 	if len(left) > 0 {
 		return "", fmt.Errorf("deployctl teardown %s left: %s", tw.Metadata.Name, strings.Join(left, "; "))
 	}
-	return fmt.Sprintf("teardown %s Succeeded in %s (%s with the wait): no Application, pod or CRD left; PVCs kept (pv-policy retain): %d",
-		tw.Metadata.Name, sec(tw.Status.FinishedAt.Sub(tw.Status.StartedAt.Time)), sec(time.Since(t0)), len(strings.Fields(pvcs))), nil
+	return fmt.Sprintf("plugin-mode teardown %s (crd-policy=delete) Succeeded in %s (%s until the pods were gone): no Application, pod or CRD left; %d PVCs/PVs still terminating (the apps' own, deleted by the cascade)",
+		tw.Metadata.Name, sec(tw.Status.FinishedAt.Sub(tw.Status.StartedAt.Time)), sec(time.Since(t0)), len(strings.Fields(vols))), nil
 }
 
 // reset removes every Application of the stand-in (the app-of-apps' too)
