@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -213,29 +212,16 @@ type opWatch struct {
 func (h *harness) watchOps(since time.Time) (*opWatch, error) {
 	w := &opWatch{since: since.Add(-time.Second), created: map[string]time.Time{}, firstStart: map[string]time.Time{},
 		firstHealthy: map[string]time.Time{}, failedOps: map[string]map[string]string{}, retries: map[string]int{}, done: make(chan struct{})}
-	w.cmd = exec.Command(filepath.Join(h.bin, "kubectl"), "--kubeconfig", h.kube, "-n", argocdNS, "get", "applications.argoproj.io",
-		"--watch", "--output-watch-events", "-o", "json")
-	out, err := w.cmd.StdoutPipe()
+	var err error
+	w.cmd, err = h.watchApplications(w.done, func(_ string, raw json.RawMessage) {
+		var a appEvent
+		if json.Unmarshal(raw, &a) == nil {
+			w.record(a)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := w.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() {
-		defer close(w.done)
-		dec := json.NewDecoder(bufio.NewReader(out))
-		for {
-			var ev struct {
-				Type   string
-				Object appEvent
-			}
-			if err := dec.Decode(&ev); err != nil {
-				return
-			}
-			w.record(ev.Object)
-		}
-	}()
 	return w, nil
 }
 
@@ -310,9 +296,9 @@ func (w *opWatch) failures() (int, int, []string) {
 	defer w.mu.Unlock()
 	n, r := 0, 0
 	var ex []string
-	for _, app := range sortedKeys(w.failedOps) {
+	for _, app := range keys(w.failedOps) {
 		n += len(w.failedOps[app])
-		for _, k := range sortedKeys(w.failedOps[app]) {
+		for _, k := range keys(w.failedOps[app]) {
 			if len(ex) < 3 {
 				ex = append(ex, app+": "+firstLine(w.failedOps[app][k], 140))
 			}
