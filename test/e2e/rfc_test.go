@@ -343,7 +343,7 @@ func (r *rfcRun) argoAlone() (rfcRow, error) {
 	}
 	all := append(append([]string{rfcRoot}, r.stackNames()...), r.s.p.Apps...)
 	var end time.Time
-	werr := h.waitFor("Argo CD alone: every Application of the RFC app-of-apps Healthy and Synced", 5*time.Minute, func() (bool, error) {
+	werr := h.waitFor("Argo CD alone: every Application of the RFC app-of-apps Healthy and Synced", 3*time.Minute, func() (bool, error) {
 		apps, err := h.applications()
 		if err != nil {
 			return false, err
@@ -599,7 +599,10 @@ func (r *rfcRun) cleanup() error {
 	if _, err := h.kubectl("-n", argocdNS, "patch", "configmap", "argocd-cm", "--type=merge", "-p", string(patch)); err != nil {
 		return err
 	}
-	_, err := h.kubectl(append([]string{"delete", "namespace", "--ignore-not-found", "--wait=false"}, r.ref.namespaces()...)...)
+	// Waited for: the Quickstart's example (step 13) deploys into two of
+	// them (cert-manager, ingress-nginx), and nothing can be created in a
+	// namespace still terminating.
+	_, err := h.kubectl(append([]string{"delete", "namespace", "--ignore-not-found", "--wait=true", "--timeout=180s"}, r.ref.namespaces()...)...)
 	return err
 }
 
