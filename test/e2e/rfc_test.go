@@ -558,13 +558,18 @@ func (r *rfcRun) teardown() (string, error) {
 // empty cluster, a CR before its CRD failing again.
 func (r *rfcRun) reset(rootFirst bool) error {
 	h := r.s.h
+	// The cascade through an app-of-apps stopped half-way can take longer
+	// than h.kubectl's 2 minutes (seen: killed at 2 min).
+	del := func(args ...string) (string, error) {
+		return h.run(6*time.Minute, h.repo, filepath.Join(h.bin, "kubectl"), args...)
+	}
 	if rootFirst {
-		if _, err := h.kubectl("-n", argocdNS, "delete", "applications.argoproj.io", rfcRoot, "--ignore-not-found", "--wait=true", "--timeout=300s"); err != nil {
+		if _, err := del("-n", argocdNS, "delete", "applications.argoproj.io", rfcRoot, "--ignore-not-found", "--wait=true", "--timeout=300s"); err != nil {
 			return err
 		}
 	}
 	all := append(append([]string{rfcRoot}, r.stackNames()...), r.s.p.Apps...)
-	if _, err := h.kubectl(append([]string{"-n", argocdNS, "delete", "applications.argoproj.io", "--ignore-not-found", "--wait=true", "--timeout=300s"}, all...)...); err != nil {
+	if _, err := del(append([]string{"-n", argocdNS, "delete", "applications.argoproj.io", "--ignore-not-found", "--wait=true", "--timeout=300s"}, all...)...); err != nil {
 		return err
 	}
 	if _, err := h.kubectl("delete", "validatingwebhookconfiguration", rfcWebhook, "--ignore-not-found"); err != nil {
