@@ -93,6 +93,11 @@ type scenario struct {
 	echoAuth bool
 	// tick is the controller loop's period; 5ms by default.
 	tick time.Duration
+	// cacheBehind: after our sync the controller's cache lacks the
+	// Deployment it created (Argo CD 3.6 after a re-created CRD): every
+	// reconciliation shows the app Healthy, OutOfSync, the Deployment
+	// Missing, until a hard refresh.
+	cacheBehind bool
 }
 
 type fakeArgo struct {
@@ -124,6 +129,7 @@ type fakeArgo struct {
 	refreshAt           []int         // f.rv when each refresh request had set its annotation
 	heldSync            chan struct{} // syncLate: closed to release the held request
 	onHardRefresh       func(f *fakeArgo)
+	hardRefreshed       bool // a hard refresh was asked for (cacheBehind ends)
 
 	// record
 	calls            map[string]int
@@ -323,6 +329,11 @@ func (f *fakeArgo) setHealth(h health.HealthStatusCode) {
 		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "web", Status: v1alpha1.SyncStatusCodeSynced,
 			Health: &v1alpha1.HealthStatus{Status: h, Message: msg}},
 		{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "cfg", Status: v1alpha1.SyncStatusCodeSynced},
+	}
+	if f.sc.cacheBehind && f.ourDone > 0 && !f.hardRefreshed {
+		f.app.Status.Sync.Status = v1alpha1.SyncStatusCodeOutOfSync
+		f.app.Status.Resources[0].Status = v1alpha1.SyncStatusCodeOutOfSync
+		f.app.Status.Resources[0].Health = &v1alpha1.HealthStatus{Status: health.HealthStatusMissing}
 	}
 	for i := range f.sc.tree {
 		n := &f.sc.tree[i]
@@ -726,6 +737,9 @@ func (f *fakeArgo) serve(w http.ResponseWriter, r *http.Request) {
 		f.trail = append(f.trail, "get")
 		f.sendApp(w)
 	case "refresh", "hard-refresh":
+		if kind == "hard-refresh" {
+			f.hardRefreshed = true
+		}
 		if kind == "hard-refresh" && f.onHardRefresh != nil {
 			f.onHardRefresh(f)
 			f.onHardRefresh = nil

@@ -148,8 +148,12 @@ func (r *runner) confirm(ctx context.Context, src *appSource, o stepcontract.Syn
 // when its resources change, but Argo CD 3 ignores some status-only updates
 // (resource.ignoreResourceUpdatesEnabled): on the e2e cluster a CRD's
 // "established" condition never reached the app, which stayed Progressing
-// for minutes, until the next refresh. The returned func stops it and waits
-// for it.
+// for minutes, until the next refresh. A view that reports Healthy while
+// resources the sync created are not observed yet (notYetObserved) gets a
+// hard refresh instead: there Argo CD's cache, not its assessment, is
+// behind; on the e2e cluster a re-created CRD stayed unobserved for minutes
+// under normal refreshes and appeared at the first hard one (issue 24). The
+// returned func stops it and waits for it.
 func (r *runner) refreshForHealth(ctx context.Context, src *appSource) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -162,19 +166,31 @@ func (r *runner) refreshForHealth(ctx context.Context, src *appSource) func() {
 			if v.gone() {
 				return
 			}
+			hard := false
 			if v.fresh {
 				if sleep(ctx, r.t.progressRefresh) != nil {
 					return
 				}
 				waited += r.t.progressRefresh
 				v = src.current()
-				if v.gone() || v.app.Status.Health.Status == appstatus.Healthy {
+				if v.gone() {
 					continue
 				}
-				r.log("%s is still %s after %s; asking for a refresh%s", src.name, healthOf(v.app), waited, notHealthy(v.app))
+				if missing := notYetObserved(v.app); len(missing) > 0 {
+					hard = true
+					r.log("%s still has %s not observed after %s; asking for a hard refresh", src.name, strings.Join(missing, ", "), waited)
+				} else if v.app.Status.Health.Status == appstatus.Healthy {
+					continue
+				} else {
+					r.log("%s is still %s after %s; asking for a refresh%s", src.name, healthOf(v.app), waited, notHealthy(v.app))
+				}
 			}
 			t := src.ticket()
-			app, err := r.c.Refresh(ctx, src.name)
+			refresh := r.c.Refresh
+			if hard {
+				refresh = r.c.HardRefresh
+			}
+			app, err := refresh(ctx, src.name)
 			switch {
 			case ctx.Err() != nil:
 				return

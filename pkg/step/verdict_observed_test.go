@@ -2,8 +2,11 @@ package step
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/deployctl/deployctl/pkg/exitcode"
 	"github.com/deployctl/deployctl/pkg/step/argocd"
 	"github.com/deployctl/deployctl/pkg/step/argocd/appstatus"
 	"github.com/deployctl/deployctl/pkg/stepresult"
@@ -38,5 +41,19 @@ func TestHealthyWhileResourcesNotObservedWaits(t *testing.T) {
 		if err != nil || done != c.done {
 			t.Errorf("%s: judge = %v, %v; want %v, nil", name, done, err, c.done)
 		}
+	}
+}
+
+// When the cache, not the assessment, is behind (a re-created CRD on Argo
+// CD 3.6, e2e step 14): normal refreshes keep showing the app Healthy,
+// OutOfSync with what the sync created Missing; the step asks for a hard
+// refresh, which shows it, and finishes then, not at its health deadline.
+func TestUnobservedResourcesGetAHardRefresh(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: healthy, after: hs(healthy), resync: 20 * time.Millisecond, cacheBehind: true})
+	o := startSyncAndWait(t, f, testTiming(), "--health-timeout", "5s")()
+	expect(t, o, exitcode.OK)
+	if f.count("hard-refresh") == 0 || !strings.Contains(o.stderr, "asking for a hard refresh") {
+		t.Errorf("hard refreshes %d; stderr:\n%s", f.count("hard-refresh"), o.stderr)
 	}
 }

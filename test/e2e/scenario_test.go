@@ -46,6 +46,9 @@ func TestScenario(t *testing.T) {
 		// Argo CD alone, then the import: what it checks is the
 		// importer's, the same on every set; the newest set runs it.
 		{"10 import app-of-apps", 1, s.importAoA, "newest"},
+		// The RFC's 41-app platform, Argo CD's sync waves beside deployctl
+		// in both modes (issue 24): the newest set (CI time).
+		{"14 rfc platform vs waves", 1, s.rfcPlatform, "newest"},
 		// The Quickstart as a reader runs it (issue 27): a fresh shell, a
 		// folder outside the repository, the example spec. It checks the
 		// documents, the same on every set: the newest set runs it, last
@@ -1077,39 +1080,57 @@ type appWatch struct {
 // watchApps follows Application events from the API server.
 func (h *harness) watchApps() (*appWatch, error) {
 	w := &appWatch{delAt: map[string]time.Time{}, goneAt: map[string]time.Time{}, stopped: make(chan struct{})}
-	w.cmd = exec.Command(filepath.Join(h.bin, "kubectl"), "--kubeconfig", h.kube, "-n", argocdNS, "get", "applications.argoproj.io",
-		"--watch", "--output-watch-events", "-o", "json")
-	out, err := w.cmd.StdoutPipe()
+	var err error
+	w.cmd, err = h.watchApplications(w.stopped, func(typ string, raw json.RawMessage) {
+		var a application
+		if json.Unmarshal(raw, &a) != nil {
+			return
+		}
+		now := time.Now()
+		w.mu.Lock()
+		n := a.Metadata.Name
+		if _, seen := w.delAt[n]; !seen && (a.Metadata.DeletionTimestamp != nil || typ == "DELETED") {
+			w.delAt[n] = now
+		}
+		if typ == "DELETED" {
+			w.goneAt[n] = now
+		}
+		w.mu.Unlock()
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := w.cmd.Start(); err != nil {
+	return w, nil
+}
+
+// watchApplications runs `kubectl get applications --watch` and hands each
+// event (its type, its object) to handle until the command is killed; done
+// is closed then.
+func (h *harness) watchApplications(done chan struct{}, handle func(typ string, obj json.RawMessage)) (*exec.Cmd, error) {
+	cmd := exec.Command(filepath.Join(h.bin, "kubectl"), "--kubeconfig", h.kube, "-n", argocdNS, "get", "applications.argoproj.io",
+		"--watch", "--output-watch-events", "-o", "json")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	go func() {
-		defer close(w.stopped)
+		defer close(done)
 		dec := json.NewDecoder(bufio.NewReader(out))
 		for {
 			var ev struct {
 				Type   string
-				Object application
+				Object json.RawMessage
 			}
 			if err := dec.Decode(&ev); err != nil {
 				return
 			}
-			now := time.Now()
-			w.mu.Lock()
-			n := ev.Object.Metadata.Name
-			if _, seen := w.delAt[n]; !seen && (ev.Object.Metadata.DeletionTimestamp != nil || ev.Type == "DELETED") {
-				w.delAt[n] = now
-			}
-			if ev.Type == "DELETED" {
-				w.goneAt[n] = now
-			}
-			w.mu.Unlock()
+			handle(ev.Type, ev.Object)
 		}
 	}()
-	return w, nil
+	return cmd, nil
 }
 
 func (w *appWatch) stop() {

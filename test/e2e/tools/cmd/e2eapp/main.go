@@ -6,6 +6,9 @@
 // `e2eapp probe URL` is the harness's in-cluster client instead: one GET with
 // an optional CA file and bearer token file (PROBE_CA_FILE, PROBE_TOKEN_FILE),
 // exit 0 when the status is 200 and the body contains PROBE_EXPECT.
+//
+// `e2eapp controller FLAGS` is the stand-in operator of the 41-app platform
+// (controller.go).
 package main
 
 import (
@@ -25,6 +28,12 @@ import (
 )
 
 func main() {
+	if len(os.Args) >= 2 && os.Args[1] == "controller" {
+		if err := controller(os.Args[2:]); err != nil {
+			log.Fatalf("controller: %v", err)
+		}
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == "probe" {
 		if err := probe(os.Args[2]); err != nil {
 			log.Fatalf("probe %s: %v", os.Args[2], err)
