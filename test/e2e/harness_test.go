@@ -123,25 +123,30 @@ type platform struct {
 	ReadyAfter map[string]time.Duration
 }
 
+// platformDoc is what the e2e reads of a platform spec (the test
+// platform's, the RFC reference's): names, stacks, edges, where apps go.
+type platformDoc struct {
+	Metadata struct{ Name string }
+	Spec     struct {
+		Stacks []struct {
+			Name      string
+			DependsOn []string `json:"dependsOn"`
+			Apps      []struct {
+				Name        string
+				DependsOn   []string `json:"dependsOn"`
+				Source      struct{ Path string }
+				Destination struct{ Namespace string }
+			}
+		}
+	}
+}
+
 func loadPlatform(file, gitrepo string) (*platform, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	var doc struct {
-		Metadata struct{ Name string }
-		Spec     struct {
-			Stacks []struct {
-				Name      string
-				DependsOn []string `json:"dependsOn"`
-				Apps      []struct {
-					Name      string
-					DependsOn []string `json:"dependsOn"`
-					Source    struct{ Path string }
-				}
-			}
-		}
-	}
+	var doc platformDoc
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, err
 	}

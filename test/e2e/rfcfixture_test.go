@@ -199,20 +199,7 @@ func loadRFCRef(file string) (*rfcRef, error) {
 	if err := yaml.Unmarshal(b, &r.doc); err != nil {
 		return nil, err
 	}
-	var typed struct {
-		Spec struct {
-			Stacks []struct {
-				Name      string
-				DependsOn []string `json:"dependsOn"`
-				Apps      []struct {
-					Name        string
-					DependsOn   []string `json:"dependsOn"`
-					Source      struct{ Path string }
-					Destination struct{ Namespace string }
-				}
-			}
-		}
-	}
+	var typed platformDoc
 	if err := yaml.Unmarshal(b, &typed); err != nil {
 		return nil, err
 	}
