@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -200,4 +201,17 @@ spec:
 		out[path.Join(scaleGitDir, a, a+".yaml")] = []byte(m)
 	}
 	return out, nil
+}
+
+// depsOf is deps by app name.
+func (g scaleGen) depsOf(app string) []string {
+	i, err := strconv.Atoi(strings.TrimPrefix(app, "a"))
+	if err != nil || i < 0 || i >= g.Apps {
+		return nil
+	}
+	l := 0
+	for g.start(l+1) <= i {
+		l++
+	}
+	return g.deps(i, l)
 }
