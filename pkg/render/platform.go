@@ -75,6 +75,11 @@ func Platform(out *compile.Output, plans Plans, extra ...Folder) (Tree, error) {
 		wts[string(a)+".yaml"] = out.WorkflowTemplates[a]
 		wfs[string(a)+".yaml"] = out.Workflows[a]
 	}
+	// The deploy's Applications, which its tasks read (compile/manifests.go):
+	// applied with the WorkflowTemplates.
+	for _, c := range out.ApplicationConfigMaps {
+		wts[c.Name+".yaml"] = c
+	}
 	apps := map[string]any{}
 	for _, a := range out.Applications {
 		apps[a.Name+".yaml"] = a
