@@ -278,7 +278,7 @@ func (s *appSource) run(ctx context.Context) {
 			// Argo CD sends a stream's headers with its first event, and an
 			// app that is gone has none: such a stream never opens. Ask once,
 			// so the app's state (gone, above all) is not hidden behind it.
-			if !s.probe(ctx) {
+			if !s.getOnce(ctx) {
 				return
 			}
 			if sleep(ctx, jitter(backoff)) != nil {
@@ -303,25 +303,6 @@ func (s *appSource) run(ctx context.Context) {
 		}
 		backoff = min(2*backoff, s.r.t.backoffMax)
 	}
-}
-
-// probe GETs the application once and publishes what it finds (nil when
-// it is gone); false when the source must stop.
-func (s *appSource) probe(ctx context.Context) bool {
-	app, err := s.r.c.Get(ctx, s.name)
-	switch {
-	case err == nil:
-		s.ok()
-		s.publish(app)
-	case argocd.IsNotFound(err):
-		s.ok()
-		s.publish(nil)
-	case ctx.Err() != nil:
-		return false
-	default:
-		return s.fault(err)
-	}
-	return true
 }
 
 type streamMsg struct {
