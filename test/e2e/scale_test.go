@@ -93,6 +93,7 @@ func TestScale(t *testing.T) {
 			prepared = prepared || row.result != "prepare"
 			rows = append(rows, row)
 			fmt.Printf("--- scale %d %s: %s\n", n, mode, row.result)
+			fmt.Print(summary()) // so far: a run cut short keeps its rows
 			if err != nil {
 				t.Errorf("scale %d %s: %v", n, mode, err)
 			}
