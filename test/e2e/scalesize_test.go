@@ -94,7 +94,7 @@ type scaleSizes struct {
 	deployYAML, deployAPI int // the deploy WorkflowTemplate as generated (YAML) and as the API stores it (JSON)
 	teardownAPI           int
 	configMapsAPI         int    // the largest other object (JSON) generate writes beside them, when any
-	storedWorkflow        int    // a Workflow of the deploy, before any node: the template's spec in its status
+	storedWorkflow        int    // a Workflow of the deploy, before any node: the template's spec in its status, twice (see measureScale)
 	refused               string // generate's refusal, if it refuses
 }
 
@@ -121,12 +121,18 @@ func measureScale(g scaleGen) (scaleSizes, error) {
 	wf := out.Workflows[dag.Deploy].DeepCopy()
 	wf.Name = g.name() + "-deploy-abcde"
 	wf.Status.StoredWorkflowSpec = &wt.Spec
+	// Argo Workflows v4.0.7 (workflow/templateresolution) also keeps every
+	// template a run resolves in status.storedTemplates: the deploy's main
+	// DAG a second time, and the CWT it calls.
+	wf.Status.StoredTemplates = map[string]wfv1.Template{}
+	for _, t := range wt.Spec.Templates {
+		wf.Status.StoredTemplates["namespaced/"+wt.Name+"/"+t.Name] = t
+	}
 	for _, c := range out.ClusterTemplates {
 		for i := range c.Spec.Templates {
-			if wf.Status.StoredTemplates == nil {
-				wf.Status.StoredTemplates = map[string]wfv1.Template{}
+			if strings.HasPrefix(c.Name, compile.CWTSyncAndWait) {
+				wf.Status.StoredTemplates["cluster/"+c.Name+"/"+c.Spec.Templates[i].Name] = c.Spec.Templates[i]
 			}
-			wf.Status.StoredTemplates["cluster/"+c.Name+"/"+c.Spec.Templates[i].Name] = c.Spec.Templates[i]
 		}
 	}
 	s.storedWorkflow = jsonSize(wf)
