@@ -62,6 +62,12 @@ func TestScaleGen(t *testing.T) {
 	if edges != g.edges() || edges != (300-30)*3 || depth != g.Depth {
 		t.Errorf("DAG: %d edges (gen says %d, want %d), longest chain %d apps (want %d)", edges, g.edges(), 270*3, depth, g.Depth)
 	}
+	for i := 0; i < g.Apps; i++ {
+		a := scaleApp(i)
+		if fmt.Sprint(g.depsOf(a)) != fmt.Sprint(d.Graph.Deps(a)) {
+			t.Fatalf("depsOf(%s) = %v, the DAG says %v", a, g.depsOf(a), d.Graph.Deps(a))
+		}
+	}
 	pod := g
 	pod.Kind, pod.StepMode = "pod", "pod"
 	pm, _ := pod.manifests()
