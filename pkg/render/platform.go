@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +49,10 @@ func Platform(out *compile.Output, plans Plans, extra ...Folder) (Tree, error) {
 	t := Tree{}
 	folder := func(dir string, objs map[string]any, kustomize bool) error {
 		var names []string
-		for name, obj := range objs {
+		// In name order: the first object over the limit is the one
+		// named, the same on every run.
+		for _, name := range slices.Sorted(maps.Keys(objs)) {
+			obj := objs[name]
 			data, err := Object(obj)
 			if err != nil {
 				return err
