@@ -61,7 +61,7 @@ func mustCompile(t *testing.T, src string) *Output {
 func taskParams(t wfv1.DAGTask) map[string]string {
 	m := map[string]string{}
 	for _, p := range t.Arguments.Parameters {
-		m[p.Name] = p.Value.String()
+		m[p.Name] = argText(p)
 	}
 	return m
 }

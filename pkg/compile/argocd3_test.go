@@ -51,6 +51,7 @@ func TestArgoCD3FieldsReachTheManifest(t *testing.T) {
 		if !ok {
 			continue
 		}
+		b64 = resolved(t, out, b64)
 		raw, err := base64.StdEncoding.DecodeString(b64)
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package compile
 
 import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deployctl/deployctl/pkg/dag"
@@ -16,9 +17,12 @@ type Output struct {
 	WorkflowTemplates map[dag.Action]*wfv1.WorkflowTemplate
 	Workflows         map[dag.Action]*wfv1.Workflow
 	Applications      []*Application // one per app of the deploy scope, in topological order
-	Root              *Application   // the GitOps handoff, nil if not configured
-	RBAC              []any
-	Deploy, Teardown  *dag.DAG // the scoped DAGs the workflows were made from
+	// ApplicationConfigMaps hold the deploy's Applications, which its
+	// tasks read by valueFrom.configMapKeyRef (manifests.go), in order.
+	ApplicationConfigMaps []*corev1.ConfigMap
+	Root                  *Application // the GitOps handoff, nil if not configured
+	RBAC                  []any
+	Deploy, Teardown      *dag.DAG // the scoped DAGs the workflows were made from
 }
 
 // Actions in output order.
@@ -32,9 +36,14 @@ func Compile(d *dag.DAG, scope string) (*Output, error) {
 	// without stacks: rendered as `tasks: []` and `tasks: null`.
 	tasks := map[dag.Action][]wfv1.DAGTask{dag.Deploy: {}, dag.Teardown: {}}
 	var apps []*Application
+	var cms []*corev1.ConfigMap
 	out, err := Stream(d, scope, Visitor{
 		Application: func(a *Application) error {
 			apps = append(apps, a)
+			return nil
+		},
+		ConfigMap: func(c *corev1.ConfigMap) error {
+			cms = append(cms, c)
 			return nil
 		},
 		Task: func(action dag.Action, t *wfv1.DAGTask) error {
@@ -51,6 +60,7 @@ func Compile(d *dag.DAG, scope string) (*Output, error) {
 		return nil, err
 	}
 	out.Applications = apps
+	out.ApplicationConfigMaps = cms
 	return out, nil
 }
 
@@ -64,6 +74,9 @@ type Visitor struct {
 	// Task is each task of an action's main DAG template, in output order,
 	// with the arguments the WorkflowTemplate has (defaults dropped).
 	Task func(dag.Action, *wfv1.DAGTask) error
+	// ConfigMap is each ConfigMap of the deploy's Applications, once full
+	// (the last right before the deploy's Template).
+	ConfigMap func(*corev1.ConfigMap) error
 	// Template is an action's WorkflowTemplate right after its last task,
 	// its main template without them (Spec.Templates[0].DAG.Tasks empty).
 	Template func(dag.Action, *wfv1.WorkflowTemplate) error
@@ -143,7 +156,13 @@ func Stream(d *dag.DAG, scope string, v Visitor) (*Output, error) {
 		}
 		return v.Template(action, wt)
 	}
-	wt, err := deployWorkflowTemplate(out.Deploy, out.SpecHash, out.Root, app, sink(dag.Deploy))
+	store := &manifestStore{p: p, hash: out.SpecHash, emit: func(c *corev1.ConfigMap) error {
+		if v.ConfigMap == nil {
+			return nil
+		}
+		return v.ConfigMap(c)
+	}}
+	wt, err := deployWorkflowTemplate(out.Deploy, out.SpecHash, out.Root, app, sink(dag.Deploy), store)
 	if err := done(dag.Deploy, wt, err); err != nil {
 		return nil, err
 	}

@@ -23,26 +23,37 @@ import (
 // With a root Application configured, a last task hands the platform over
 // to Argo CD once every app is Healthy. The tasks go to sink, each app's
 // after app has made its Application; the template is returned without
-// them.
-func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func(*dag.Node) (*Application, error), sink *taskSink) (*wfv1.WorkflowTemplate, error) {
+// them. Each task reads its Application from the ConfigMaps store fills
+// (manifests.go); they go to store.emit.
+func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func(*dag.Node) (*Application, error), sink *taskSink, store *manifestStore) (*wfv1.WorkflowTemplate, error) {
 	err := eachTask(d, d.Graph, func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
 		a, err := app(n)
 		if err != nil {
 			return wfv1.DAGTask{}, err
 		}
-		return syncTask(n.Name, n.App, a, deps)
+		t, err := syncTask(n.Name, n.App, a, deps)
+		if err != nil {
+			return t, err
+		}
+		return fromStore(t, store)
 	}, sink.add)
 	if err != nil {
 		return nil, err
 	}
 	if root != nil {
 		t, err := handoffTask(d, root)
+		if err == nil {
+			t, err = fromStore(t, store)
+		}
 		if err != nil {
 			return nil, err
 		}
 		if err := sink.add(t); err != nil {
 			return nil, err
 		}
+	}
+	if err := store.flush(); err != nil {
+		return nil, err
 	}
 	main := wfv1.Template{Name: string(dag.Deploy), DAG: &wfv1.DAGTemplate{}}
 	reqs, err := healthRequirements(d.Platform)

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"strings"
 	"testing"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -47,13 +48,43 @@ func tasksByName(t *testing.T, wt *wfv1.WorkflowTemplate) (map[string]wfv1.DAGTa
 	return byName, order
 }
 
-// args is a task's parameters as name → value.
+// args is a task's parameters as name → value; one Argo reads from a
+// ConfigMap (valueFrom.configMapKeyRef) as configMapRef says it.
 func args(task wfv1.DAGTask) map[string]string {
 	m := map[string]string{}
 	for _, p := range task.Arguments.Parameters {
-		m[p.Name] = p.Value.String()
+		m[p.Name] = argText(p)
 	}
 	return m
+}
+
+func argText(p wfv1.Parameter) string {
+	if p.Value == nil && p.ValueFrom != nil && p.ValueFrom.ConfigMapKeyRef != nil {
+		return configMapRef(p.ValueFrom.ConfigMapKeyRef.Name, p.ValueFrom.ConfigMapKeyRef.Key)
+	}
+	return p.Value.String()
+}
+
+func configMapRef(name, key string) string { return "configmap:" + name + "/" + key }
+
+// resolved is a task's argument as the step gets it: a ConfigMap entry
+// (Argo's valueFrom.configMapKeyRef) read from the compile's ConfigMaps.
+func resolved(t *testing.T, out *Output, v string) string {
+	t.Helper()
+	ref, ok := strings.CutPrefix(v, "configmap:")
+	if !ok {
+		return v
+	}
+	name, key, _ := strings.Cut(ref, "/")
+	for _, c := range out.ApplicationConfigMaps {
+		if c.Name == name {
+			if d, ok := c.Data[key]; ok {
+				return d
+			}
+		}
+	}
+	t.Fatalf("no ConfigMap %s with key %s among the compile's", name, key)
+	return ""
 }
 
 // effective is what the called template receives: its input defaults,
@@ -84,7 +115,7 @@ func effective(t *testing.T, out *Output, task wfv1.DAGTask) map[string]string {
 		t.Fatalf("task %s calls %s/%s, which no ClusterWorkflowTemplate defines", task.Name, ref.Name, ref.Template)
 	}
 	for k, v := range args(task) {
-		m[k] = v
+		m[k] = resolved(t, out, v)
 	}
 	return m
 }

@@ -54,7 +54,8 @@ func deployObjects(t *testing.T, edit func(*Config)) []apply.Object {
 
 // What deploy applies, in order: RBAC, the Argo CD partials (argocd-cm
 // once, with the account and every health customization), the credentials
-// found, the ClusterWorkflowTemplates, the three WorkflowTemplates.
+// found, the ClusterWorkflowTemplates, the ConfigMap of the deploy's
+// Applications (its tasks read them), the three WorkflowTemplates.
 func TestObjectsToApply(t *testing.T) {
 	objs := deployObjects(t, nil)
 	var got []string
@@ -71,6 +72,7 @@ func TestObjectsToApply(t *testing.T) {
 		"ClusterWorkflowTemplate deployctl-sync-and-wait",
 		"ClusterWorkflowTemplate deployctl-validate",
 		"ClusterWorkflowTemplate deployctl-teardown",
+		"ConfigMap argo/minimal-deploy-applications-1",
 		"WorkflowTemplate argo/minimal-deploy",
 		"WorkflowTemplate argo/minimal-teardown",
 		"WorkflowTemplate argo/minimal-validate",
@@ -242,7 +244,13 @@ func TestObjectsToApplyPluginMode(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if last := objs[len(objs)-4].String(); last != "ClusterWorkflowTemplate deployctl-teardown-plugin" {
+	last := ""
+	for _, o := range objs {
+		if o.U.GetKind() == "ClusterWorkflowTemplate" {
+			last = o.String()
+		}
+	}
+	if last != "ClusterWorkflowTemplate deployctl-teardown-plugin" {
 		t.Errorf("last CWT %s, want the plugin-mode one", last)
 	}
 }

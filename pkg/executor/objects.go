@@ -45,8 +45,9 @@ var resources = map[string]schema.GroupVersionResource{
 // a workflow, in apply order: the workflow pods' RBAC, the Argo CD
 // configuration partials (account, RBAC policy and the health
 // customizations, docs/requirements.md#inv-7-health-verification-accuracy), the credentials found in the secrets directory,
-// the ClusterWorkflowTemplates, then the platform's WorkflowTemplates (all
-// three actions, so validate and teardown always match the deploy).
+// the ClusterWorkflowTemplates, then the ConfigMaps of the deploy's
+// Applications and the platform's WorkflowTemplates (all three actions, so
+// validate and teardown always match the deploy).
 func objectsToApply(c *Config, out *compile.Output) ([]apply.Object, error) {
 	p := c.DAG.Platform
 	// The compiled argocd-cm partial already holds the account and the
@@ -70,6 +71,9 @@ func objectsToApply(c *Config, out *compile.Output) ([]apply.Object, error) {
 	}
 	for _, cwt := range out.ClusterTemplates {
 		typed = append(typed, cwt)
+	}
+	for _, c := range out.ApplicationConfigMaps { // what the deploy's tasks read
+		typed = append(typed, c)
 	}
 	for _, a := range compile.Actions {
 		typed = append(typed, out.WorkflowTemplates[a])

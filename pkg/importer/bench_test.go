@@ -46,7 +46,7 @@ func BenchmarkImport10000(b *testing.B) {
 // render.MaxObjectBytes) is still written, with a note saying so and why.
 func TestTooLargeNoted(t *testing.T) {
 	in := &appread.Input{}
-	if err := in.Parse("dump.yaml", "dump", dump(1000)); err != nil {
+	if err := in.Parse("dump.yaml", "dump", dump(3000)); err != nil {
 		t.Fatal(err)
 	}
 	r, err := Import(in, Options{Name: "p", StackFrom: StackFrom{Kind: "label", Key: "team"}})
@@ -55,7 +55,7 @@ func TestTooLargeNoted(t *testing.T) {
 	}
 	want := "`deployctl generate` will refuse this spec as it is: workflow-templates/deploy.yaml would be "
 	for _, n := range r.Notes {
-		if strings.HasPrefix(n, want) && strings.HasSuffix(n, "the scope has 1000 apps; split the platform into several platform specs with their own workflows, or generate per stack with --scope stack:NAME") {
+		if strings.HasPrefix(n, want) && strings.HasSuffix(n, "the scope has 3000 apps; split the platform into several platform specs with their own workflows, or generate per stack with --scope stack:NAME") {
 			return
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/importer/appdiff"
@@ -29,13 +31,27 @@ func (b *builder) check() error {
 	byApp := map[string][]appdiff.Difference{}
 	sizes := wfsize.Sizes{}
 	var gen []made
-	out, err := compileSpec(b.o.File, yml, sizes.Visitor(func(a *compile.Application) error {
+	v := sizes.Visitor(func(a *compile.Application) error {
 		if m := b.res.Sources[a.Name]; m != nil {
 			byApp[a.Name] = Compare(a.Name, m.View(), a)
 		}
 		gen = append(gen, b.madeOf(a))
 		return nil
-	}))
+	})
+	// The deploy's Applications are in ConfigMaps beside the templates
+	// (compile/manifests.go): one Application too large for one is too.
+	var bigCM *render.TooLargeError
+	v.ConfigMap = func(c *corev1.ConfigMap) error {
+		if bigCM != nil {
+			return nil
+		}
+		data, err := render.Object(c)
+		if err == nil && len(data) > render.MaxObjectBytes {
+			bigCM = &render.TooLargeError{File: render.DirWorkflowTemplates + "/" + c.Name + ".yaml", Size: len(data)}
+		}
+		return err
+	}
+	out, err := compileSpec(b.o.File, yml, v)
 	if err != nil {
 		if located := b.inputErrors(err); located != nil {
 			return located
@@ -45,7 +61,7 @@ func (b *builder) check() error {
 	if err := b.oneManager(gen); err != nil {
 		return err
 	}
-	noted := b.tooLarge(out, sizes)
+	noted := b.tooLarge(out, sizes, bigCM)
 	for name := range b.res.Sources {
 		diffs, made := byApp[name]
 		if !made { // no Application generated for it at all
@@ -74,12 +90,18 @@ func (b *builder) check() error {
 }
 
 // tooLarge notes (true) a platform `deployctl generate` would refuse as
-// one workflow: a generated WorkflowTemplate over render.MaxObjectBytes.
+// one workflow: a generated WorkflowTemplate, or ConfigMap of the deploy's
+// Applications (bigCM), over render.MaxObjectBytes.
 // The note goes into the spec's header with the others, and the spec is
 // still written, exit 0: it is the whole translation, checked, and what
 // fixes it is an edit of it (split the platform, generate per stack, move
 // values to a file), which needs the spec; `lint` says the same.
-func (b *builder) tooLarge(out *compile.Output, sizes wfsize.Sizes) bool {
+func (b *builder) tooLarge(out *compile.Output, sizes wfsize.Sizes, bigCM *render.TooLargeError) bool {
+	if bigCM != nil {
+		bigCM.Apps = len(out.Deploy.Apps())
+		b.note("`deployctl generate` will refuse this spec as it is: %v", bigCM)
+		return true
+	}
 	for _, a := range compile.Actions {
 		size, known := sizes[a].Known()
 		if !known || size <= render.MaxObjectBytes {

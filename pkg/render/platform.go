@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +49,10 @@ func Platform(out *compile.Output, plans Plans, extra ...Folder) (Tree, error) {
 	t := Tree{}
 	folder := func(dir string, objs map[string]any, kustomize bool) error {
 		var names []string
-		for name, obj := range objs {
+		// In name order: the first object over the limit is the one
+		// named, the same on every run.
+		for _, name := range slices.Sorted(maps.Keys(objs)) {
+			obj := objs[name]
 			data, err := Object(obj)
 			if err != nil {
 				return err
@@ -74,6 +79,11 @@ func Platform(out *compile.Output, plans Plans, extra ...Folder) (Tree, error) {
 	for _, a := range compile.Actions {
 		wts[string(a)+".yaml"] = out.WorkflowTemplates[a]
 		wfs[string(a)+".yaml"] = out.Workflows[a]
+	}
+	// The deploy's Applications, which its tasks read (compile/manifests.go):
+	// applied with the WorkflowTemplates.
+	for _, c := range out.ApplicationConfigMaps {
+		wts[c.Name+".yaml"] = c
 	}
 	apps := map[string]any{}
 	for _, a := range out.Applications {

@@ -56,9 +56,12 @@ type scenario struct {
 	fail503      int           // next N requests: 503 from a proxy
 	reject401    int           // first N requests: token not yet valid
 	stream       streamMode
-	tree         []v1alpha1.ResourceNode
-	managed      []*v1alpha1.ResourceDiff
-	deleteStuck  bool // the Application's finalizer never completes
+	// lazyHeaders: the stream's headers go out with its first event, as
+	// Argo CD's (grpc-gateway) do: a watch of an absent app never answers.
+	lazyHeaders bool
+	tree        []v1alpha1.ResourceNode
+	managed     []*v1alpha1.ResourceDiff
+	deleteStuck bool // the Application's finalizer never completes
 	// A server that answers GET ?refresh at once, without a reconciliation,
 	// and whose controller neither refreshes after an operation nor has
 	// reconciled lately: the answer predates the sync.
@@ -1000,8 +1003,10 @@ func (f *fakeArgo) watch(w http.ResponseWriter, r *http.Request) {
 	}
 	name := r.URL.Query().Get("name")
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(200)
-	w.(http.Flusher).Flush()
+	if !f.sc.lazyHeaders {
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+	}
 	sent, first := -1, true
 	for {
 		f.mu.Lock()

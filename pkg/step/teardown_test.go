@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/gitops-engine/pkg/health"
 
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
@@ -59,6 +60,21 @@ func TestTeardownOfAbsentAppIsNothingToDo(t *testing.T) {
 	o := teardown(t, f)
 	expect(t, o, exitcode.OK)
 	if o.result["nothingToDo"] != true || !strings.Contains(o.stdout, "nothing to do") || f.count("delete") != 0 {
+		t.Fatalf("result %v, calls %v", o.result, f.calls)
+	}
+}
+
+// Argo CD sends a watch stream's headers with its first event, and a
+// deleted app has none: a stream that drops after the app went and is
+// opened again never answers. The step asks with a GET when a stream cannot
+// open, so it sees the app gone within a request timeout, not at its
+// deadline (issue 24: plugin-mode teardowns of 100 apps waited 6 minutes).
+func TestTeardownSeesTheAppGoneWhenTheStreamCannotOpen(t *testing.T) {
+	t.Parallel()
+	f := newFakeArgo(t, scenario{exists: true, before: health.HealthStatusHealthy, stream: streamDrop, lazyHeaders: true})
+	o := teardown(t, f, "--timeout", "8s")
+	expect(t, o, exitcode.OK)
+	if f.count("delete") != 1 {
 		t.Fatalf("result %v, calls %v", o.result, f.calls)
 	}
 }

@@ -275,6 +275,12 @@ func (s *appSource) run(ctx context.Context) {
 				return
 			}
 			s.r.log("watch stream: %v; reconnecting in %s", err, backoff.Round(time.Millisecond))
+			// Argo CD sends a stream's headers with its first event, and an
+			// app that is gone has none: such a stream never opens. Ask once,
+			// so the app's state (gone, above all) is not hidden behind it.
+			if !s.getOnce(ctx) {
+				return
+			}
 			if sleep(ctx, jitter(backoff)) != nil {
 				return
 			}

@@ -10,6 +10,7 @@
 #   make e2e-down    stop everything and check nothing is left on the host
 #   make e2e         per version set: up, the issue-5 scenario, down (always), summary table
 #   make image       the product's images as OCI tarballs: dist/deployctl.tar, dist/deploystep.tar
+#   make e2e-scale N=100,300  the synthetic platform of N apps, plugin and pod mode, measured (issue 24; not in CI)
 
 E2E_DIR := test/e2e
 
@@ -53,3 +54,10 @@ e2e:
 
 image:
 	@$(E2E_DIR)/images.sh product dist
+
+# ---- where it stops scaling (issue 24): not part of `make e2e` or CI.
+# N is a comma list of platform sizes; MODES, DEPTH, FANIN, PARALLELISM and
+# KIND (configmap|pod) tune the synthetic platform (test/e2e/scale.sh).
+.PHONY: e2e-scale
+e2e-scale:
+	@N="$(N)" MODES="$(MODES)" DEPTH="$(DEPTH)" FANIN="$(FANIN)" PARALLELISM="$(PARALLELISM)" KIND="$(KIND)" $(E2E_DIR)/scale.sh

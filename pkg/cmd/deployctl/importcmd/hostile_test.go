@@ -131,7 +131,7 @@ func TestImportTooLargeSaysSoInTheHeader(t *testing.T) {
 	}
 	header, _, _ := strings.Cut(string(data), "\napiVersion:")
 	if !strings.Contains(header, "# Note: `deployctl generate` will refuse this spec as it is:") ||
-		!strings.Contains(strings.ReplaceAll(header, "\n#  ", ""), "workflow-templates/deploy.yaml would be") {
+		!strings.Contains(strings.ReplaceAll(header, "\n#  ", ""), "workflow-templates/spec-deploy-applications-1.yaml would be") {
 		t.Errorf("the header does not say generate will refuse it:\n%s", header)
 	}
 }

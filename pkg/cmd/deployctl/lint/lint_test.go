@@ -45,7 +45,7 @@ func TestLintRefusesWhatGenerateRefuses(t *testing.T) {
 	if _, err := lint(t, write(t, 40)); err != nil {
 		t.Fatalf("a small platform: %v", err)
 	}
-	big := write(t, 1200)
+	big := write(t, 3000)
 	stderr, err := lint(t, big)
 	if exitcode.Of(err) != exitcode.Invalid {
 		t.Fatalf("exit %d (%v), want 3", exitcode.Of(err), err)

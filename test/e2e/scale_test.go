@@ -1,0 +1,428 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"testing"
+)
+
+// ---- make e2e-scale (issue 24, item 3): where it stops scaling.
+//
+// TestScale deploys and tears down the synthetic platform of
+// scalegen_test.go for every N of E2E_SCALE_N (a comma list; the test is
+// skipped without it) and every step mode of E2E_SCALE_MODES (default
+// "plugin,pod"), through the Quickstart's generate and apply blocks and
+// `argo submit --from workflowtemplate/…`, and records per run: makespan
+// against the critical path (the apps deploy ConfigMaps, so the path has no
+// readiness delay: every second of it is overhead), the workflow-controller's
+// and Argo CD's CPU and peak memory (host processes, /proc), the sizes of
+// the deploy WorkflowTemplate and of the Workflow object as the API serves
+// them, and what broke first. It is not part of `make e2e`.
+
+type scaleRow struct {
+	n                    int
+	mode                 string
+	result               string // "ok" or what broke
+	makespan, teardown   time.Duration
+	perEdge              time.Duration // makespan / critical path length
+	dispatch, node       time.Duration // along the measured critical chain, per node
+	wtBytes, wfBytes     int
+	compressed           bool
+	cpu                  map[string]float64 // seconds of CPU during deploy+teardown
+	rss                  map[string]int64   // peak RSS in KiB during the run
+	depth, edges, nodesN int
+}
+
+func scaleEnv(name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func TestScale(t *testing.T) {
+	ns := os.Getenv("E2E_SCALE_N")
+	if ns == "" {
+		t.Skip("E2E_SCALE_N not set (make e2e-scale N=100,300)")
+	}
+	h := newHarness(t)
+	modes := strings.Split(os.Getenv("E2E_SCALE_MODES"), ",")
+	if modes[0] == "" {
+		modes = []string{"plugin", "pod"}
+	}
+	kind := os.Getenv("E2E_SCALE_KIND")
+	if kind == "" {
+		kind = "configmap"
+	}
+	work := filepath.Join(h.state, "scale")
+	_ = os.RemoveAll(work)
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var rows []scaleRow
+	summary := func() string {
+		s := scaleTable(rows)
+		_ = os.WriteFile(filepath.Join(h.state, "logs", "scale-summary.txt"), []byte(s), 0o644)
+		return s
+	}
+	prepared := false
+	for _, f := range strings.Split(ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			t.Fatalf("E2E_SCALE_N: %q is not a number", f)
+		}
+		for _, mode := range modes {
+			g := scaleGen{Apps: n, Depth: scaleEnv("E2E_SCALE_DEPTH", 10), FanIn: scaleEnv("E2E_SCALE_FANIN", 2),
+				Kind: kind, StepMode: mode, Parallelism: scaleEnv("E2E_SCALE_PARALLELISM", 50)}
+			row, err := scaleRun(h, g, filepath.Join(work, fmt.Sprintf("%d-%s", n, mode)), !prepared)
+			prepared = prepared || row.result != "prepare"
+			rows = append(rows, row)
+			fmt.Printf("--- scale %d %s: %s\n", n, mode, row.result)
+			fmt.Print(summary()) // so far: a run cut short keeps its rows
+			if err != nil {
+				t.Errorf("scale %d %s: %v", n, mode, err)
+			}
+		}
+	}
+	fmt.Print(summary())
+}
+
+// scaleRun deploys and tears down one synthetic platform.
+func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, err error) {
+	row = scaleRow{n: g.Apps, mode: g.StepMode, depth: g.Depth, edges: g.edges(), cpu: map[string]float64{}, rss: map[string]int64{}}
+	defer func() {
+		if err != nil && row.result == "" {
+			row.result = "FAIL: " + firstLine(err.Error(), 300)
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return row, err
+	}
+	spec, err := g.spec()
+	if err != nil {
+		return row, err
+	}
+	specFile := filepath.Join(dir, "platform.yaml")
+	if err := os.WriteFile(specFile, spec, 0o600); err != nil {
+		return row, err
+	}
+	if err := scaleCommit(h, g); err != nil {
+		return row, fmt.Errorf("git: %w", err)
+	}
+	s := &scenario{h: h, p: &platform{Name: g.name()}}
+	qs, err := docBlocks(filepath.Join(h.repo, "docs", "quickstart.md"))
+	if err != nil {
+		return row, err
+	}
+	settings, err := withSettings(qs["settings"], map[string]string{
+		"SPEC": specFile, "PLATFORM": g.name(), "ARGOCD_URL": argocdURL, "ARGOCD_CA": filepath.Join(h.state, "pki", "ca.crt"),
+		"ARGOCD_NS": argocdNS, "WF_NS": argoNS, "TOKEN_SECRET": "deployctl-argocd-token", "CA_SECRET": "argocd-ca",
+	})
+	if err != nil {
+		return row, err
+	}
+	blocks := []string{qs["generate"], qs["apply"]}
+	if prepare {
+		blocks = append(blocks, qs["token"], qs["secrets"])
+	}
+	if out, err := h.runDoc(dir, settings, blocks); err != nil {
+		row.result = "generate/apply: " + firstLine(lastLines(out, 3), 300)
+		return row, err
+	}
+	if wt, err := h.kubectl("-n", argoNS, "get", "workflowtemplate", s.deployTemplate(), "-o", "json"); err == nil {
+		row.wtBytes = compactSize(wt)
+	}
+	mon := watchProcs(h.state)
+	t0 := time.Now()
+	w, err := h.runWorkflow(s.deployTemplate(), "", 60*time.Minute)
+	if err != nil {
+		mon.stop(&row)
+		return row, err
+	}
+	raw, _ := h.kubectl("-n", argoNS, "get", "workflow", w.Metadata.Name, "-o", "json")
+	row.wfBytes = compactSize(raw)
+	nodes, compressed, err := scaleNodes(raw)
+	if err != nil {
+		mon.stop(&row)
+		return row, err
+	}
+	row.compressed = compressed
+	row.nodesN = len(nodes)
+	if w.Status.Phase != "Succeeded" {
+		mon.stop(&row)
+		row.result = fmt.Sprintf("deploy %s %s: %s", w.Metadata.Name, w.Status.Phase, firstLine(w.Status.Message, 300))
+		return row, fmt.Errorf("%s", row.result)
+	}
+	row.makespan = w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)
+	row.perEdge = row.makespan / time.Duration(g.Depth)
+	row.dispatch, row.node = criticalChain(nodes, w.Status.StartedAt.Time, g.depsOf)
+	deployed := time.Since(t0)
+	tw, err := h.runWorkflow(s.teardownTemplate(), "Succeeded", 60*time.Minute, "confirm="+g.name())
+	mon.stop(&row)
+	if err != nil {
+		row.result = "teardown: " + firstLine(err.Error(), 300)
+		return row, err
+	}
+	row.teardown = tw.Status.FinishedAt.Sub(tw.Status.StartedAt.Time)
+	apps, err := h.applications()
+	if err != nil {
+		return row, err
+	}
+	left := 0
+	for name := range apps {
+		if strings.HasPrefix(name, "a") && len(name) == 5 {
+			left++
+		}
+	}
+	if left > 0 {
+		row.result = fmt.Sprintf("teardown left %d Applications", left)
+		return row, fmt.Errorf("%s", row.result)
+	}
+	row.result = fmt.Sprintf("ok (deploy+collect %s)", sec(deployed))
+	return row, nil
+}
+
+// compactSize is the size of kubectl's JSON without its indentation: what
+// the API stores and Argo weighs against its limit.
+func compactSize(s string) int {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return len(s)
+	}
+	return b.Len()
+}
+
+// scaleCommit puts the synthetic apps in the harness's Git repository
+// (replacing an earlier size's).
+func scaleCommit(h *harness, g scaleGen) error {
+	work := filepath.Join(h.state, "git", "work")
+	_ = os.RemoveAll(filepath.Join(work, scaleGitDir))
+	files, err := g.manifests()
+	if err != nil {
+		return err
+	}
+	for p, b := range files {
+		f := filepath.Join(work, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			return err
+		}
+	}
+	env := []string{"-c", "user.name=e2e", "-c", "user.email=e2e@deployctl.invalid", "-c", "commit.gpgsign=false"}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", fmt.Sprintf("e2e: synthetic platform, %d apps", g.Apps), "--allow-empty"}, {"push", "-q", "origin", "main"}} {
+		if _, err := h.run(2*time.Minute, work, "git", append(env, args...)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scaleNodes reads a Workflow's nodes, from status.compressedNodes when
+// Argo compressed them (gzip, base64: Argo's file.CompressEncodeString).
+func scaleNodes(raw string) (map[string]wfNode, bool, error) {
+	var w struct {
+		Status struct {
+			Nodes           map[string]wfNode
+			CompressedNodes string `json:"compressedNodes"`
+		}
+	}
+	if err := json.Unmarshal([]byte(raw), &w); err != nil {
+		return nil, false, err
+	}
+	if w.Status.CompressedNodes == "" {
+		return w.Status.Nodes, false, nil
+	}
+	z, err := base64.StdEncoding.DecodeString(w.Status.CompressedNodes)
+	if err != nil {
+		return nil, true, err
+	}
+	r, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, true, err
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, true, err
+	}
+	var nodes map[string]wfNode
+	return nodes, true, json.Unmarshal(b, &nodes)
+}
+
+// criticalChain walks back from the app node that finished last, each time
+// to the dependency (deps, the generator's edges) that finished last (the
+// one it waited for), and returns the mean dispatch gap (dependency
+// finished → node started) and the mean node duration along it.
+func criticalChain(nodes map[string]wfNode, start time.Time, deps func(app string) []string) (dispatch, node time.Duration) {
+	byApp := map[string]wfNode{}
+	for _, n := range nodes {
+		if n.template() != syncTmpl || n.Type != "Retry" && n.Type != "Pod" && n.Type != "Plugin" || n.StartedAt == nil || n.FinishedAt == nil {
+			continue
+		}
+		app := n.param("app")
+		if cur, ok := byApp[app]; ok && cur.Type == "Retry" {
+			continue
+		}
+		byApp[app] = n
+	}
+	cur := ""
+	for app, n := range byApp {
+		if cur == "" || n.FinishedAt.After(byApp[cur].FinishedAt.Time) || n.FinishedAt.Equal(byApp[cur].FinishedAt.Time) && app < cur {
+			cur = app
+		}
+	}
+	if cur == "" {
+		return 0, 0
+	}
+	var gaps, durs []time.Duration
+	for {
+		n := byApp[cur]
+		durs = append(durs, n.FinishedAt.Sub(n.StartedAt.Time))
+		prev := ""
+		for _, d := range deps(cur) {
+			if _, ok := byApp[d]; ok && (prev == "" || byApp[d].FinishedAt.After(byApp[prev].FinishedAt.Time)) {
+				prev = d
+			}
+		}
+		if prev == "" {
+			gaps = append(gaps, n.StartedAt.Sub(start))
+			break
+		}
+		gaps = append(gaps, n.StartedAt.Sub(byApp[prev].FinishedAt.Time))
+		cur = prev
+	}
+	return mean(gaps), mean(durs)
+}
+
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var s time.Duration
+	for _, d := range ds {
+		s += d
+	}
+	return s / time.Duration(len(ds))
+}
+
+// ---- the controllers' CPU and memory (host processes: /proc/<pid>)
+
+var scaleProcs = []string{"workflow-controller", "argocd-application-controller", "argocd-server", "argocd-repo-server"}
+
+type procMon struct {
+	state string
+	quit  chan struct{}
+	done  chan struct{}
+	mu    sync.Mutex
+	cpu0  map[string]float64
+	rss   map[string]int64
+}
+
+func procPid(state, name string) int {
+	b, err := os.ReadFile(filepath.Join(state, "run", name+".pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// procCPU: utime+stime of a process in seconds (USER_HZ is 100 on Linux).
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	k, _ := strconv.ParseFloat(f[12], 64)
+	return (u + k) / 100
+}
+
+func procRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func watchProcs(state string) *procMon {
+	m := &procMon{state: state, quit: make(chan struct{}), done: make(chan struct{}), cpu0: map[string]float64{}, rss: map[string]int64{}}
+	for _, p := range scaleProcs {
+		m.cpu0[p] = procCPU(procPid(state, p))
+	}
+	go func() {
+		defer close(m.done)
+		for {
+			m.mu.Lock()
+			for _, p := range scaleProcs {
+				m.rss[p] = max(m.rss[p], procRSS(procPid(state, p)))
+			}
+			m.mu.Unlock()
+			select {
+			case <-m.quit:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return m
+}
+
+func (m *procMon) stop(row *scaleRow) {
+	close(m.quit)
+	<-m.done
+	for _, p := range scaleProcs {
+		row.cpu[p] = procCPU(procPid(m.state, p)) - m.cpu0[p]
+		row.rss[p] = m.rss[p]
+	}
+}
+
+func scaleTable(rows []scaleRow) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%5s %-6s %4s %5s %9s %9s %8s %8s %8s %9s %11s %5s %13s %13s %s\n",
+		"N", "mode", "dep", "edges", "makespan", "per-edge", "dispatch", "node", "teardown", "WT-bytes", "WF-bytes", "nodes", "wf-ctl cpu/MiB", "argocd cpu/MiB", "result")
+	for _, r := range rows {
+		acpu, arss := 0.0, int64(0)
+		for _, p := range scaleProcs[1:] {
+			acpu += r.cpu[p]
+			arss += r.rss[p]
+		}
+		comp := ""
+		if r.compressed {
+			comp = "z"
+		}
+		fmt.Fprintf(&b, "%5d %-6s %4d %5d %9s %9s %8s %8s %8s %9d %10d%1s %5d %6.0fs/%4d %6.0fs/%4d %s\n",
+			r.n, r.mode, r.depth, r.edges, sec(r.makespan), sec(r.perEdge), sec(r.dispatch), sec(r.node), sec(r.teardown),
+			r.wtBytes, r.wfBytes, comp, r.nodesN, r.cpu[scaleProcs[0]], r.rss[scaleProcs[0]]/1024, acpu, arss/1024, r.result)
+	}
+	b.WriteString("per-edge = makespan / critical path (depth) apps; dispatch, node = means along the measured critical chain; z = Argo compressed status.nodes; cpu = seconds during deploy+teardown, MiB = peak RSS (argocd = server+repo-server+application-controller)\n")
+	return b.String()
+}
