@@ -1,0 +1,102 @@
+package generate
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v3/workflow/common"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/deployctl/deployctl/pkg/compile"
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/spec"
+)
+
+// configMaps is what the workflow-controller's informer holds: the
+// ConfigMaps by namespace/name.
+type configMaps map[string]*corev1.ConfigMap
+
+func (c configMaps) GetByKey(key string) (any, bool, error) {
+	cm, ok := c[key]
+	return cm, ok, nil
+}
+
+// Argo Workflows' own argument processing (workflow/common.ProcessArgs,
+// what the controller runs when a node starts, the same in v3.7 and v4)
+// gives every deploy node, in both step modes, exactly its Application
+// from the ConfigMaps generate writes: their label, namespace, names and
+// keys are the ones Argo reads (issue 24). Without the ConfigMaps the node
+// is refused, naming the ConfigMap.
+func TestArgoResolvesTheApplicationsFromTheConfigMaps(t *testing.T) {
+	for _, file := range examples(t) {
+		for _, mode := range []spec.StepMode{spec.StepModePod, spec.StepModePlugin} {
+			d, err := dag.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Platform.Spec.Workflow.StepMode = mode
+			out, err := compile.Compile(d, "platform")
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := configMaps{}
+			for _, c := range out.ApplicationConfigMaps {
+				store[c.Namespace+"/"+c.Name] = c
+			}
+			apps := map[string]*compile.Application{}
+			for _, a := range out.Applications {
+				apps[a.Name] = a
+			}
+			if out.Root != nil {
+				apps[out.Root.Name] = out.Root
+			}
+			templates := map[string]wfv1.Template{}
+			for _, c := range out.ClusterTemplates {
+				templates[c.Name] = c.Spec.Templates[0]
+			}
+			wt := out.WorkflowTemplates[dag.Deploy]
+			global := common.Parameters{}
+			for _, p := range wt.Spec.Arguments.Parameters {
+				global["workflow.parameters."+p.Name] = p.Value.String()
+			}
+			n := 0
+			for _, task := range wt.Spec.Templates[0].DAG.Tasks {
+				if task.TemplateRef == nil {
+					continue
+				}
+				tmpl := templates[task.TemplateRef.Name]
+				got, err := common.ProcessArgs(&tmpl, &task.Arguments, global, common.Parameters{}, false, wt.Namespace, store)
+				if err != nil {
+					t.Fatalf("%s (%s mode) task %s: Argo refuses its arguments: %v", file, mode, task.Name, err)
+				}
+				app := got.Inputs.GetParameterByName("app").Value.String()
+				raw, err := base64.StdEncoding.DecodeString(got.Inputs.GetParameterByName("manifest-base64").Value.String())
+				if err != nil {
+					t.Fatalf("%s task %s: %v", file, task.Name, err)
+				}
+				want, _ := json.Marshal(apps[app])
+				var back compile.Application
+				if err := json.Unmarshal(raw, &back); err != nil {
+					t.Fatal(err)
+				}
+				if again, _ := json.Marshal(&back); apps[app] == nil || string(again) != string(want) {
+					t.Errorf("%s task %s gets another Application than %s's", file, task.Name, app)
+				}
+				n++
+				if n == 1 {
+					_, err := common.ProcessArgs(&tmpl, &task.Arguments, global, common.Parameters{}, false, wt.Namespace, configMaps{})
+					if want := fmt.Sprintf("ConfigMap '%s' does not exist", out.ApplicationConfigMaps[0].Name); err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("without the ConfigMaps: %v, want an error saying %q", err, want)
+					}
+				}
+			}
+			if n != len(apps) {
+				t.Errorf("%s: %d deploy nodes resolved, %d Applications", file, n, len(apps))
+			}
+		}
+	}
+}
