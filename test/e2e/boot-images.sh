@@ -34,15 +34,20 @@ wrapper=$GOMODCACHE/github.com/argoproj/argo-cd/v3@$ACD/hack/git-verify-wrapper.
 closure() {
   local f
   for f in "$@"; do echo "-file=$f=$f"; done
-  ldd "$@" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u | while read -r f; do
+  ldd "$@" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $1 !~ /:$/ {print $1}' | sort -u | while read -r f; do
     echo "-file=$(readlink -f "$f")=$f"
   done
 }
-mk() { # NAME TAG ARGS...: skip when the tarball exists (cached per tools key)
+# Built once per pair of tools bin dirs, next to the boot programs, then
+# linked into DIR (the argocd image alone takes tens of seconds to gzip).
+cache=$(dirname "$boot")/images-$(basename "$(dirname "$full")"); mkdir -p "$cache"
+mk() { # NAME TAG ARGS...
   local name=$1 tag=$2; shift 2
-  [[ -f $out/$name.tar ]] && return 0
-  "$MK" -tag "$REG/$name:$tag" -o "$out/$name.tar.tmp" -ca-certs "$CA" "$@" >/dev/null
-  mv "$out/$name.tar.tmp" "$out/$name.tar"
+  if [[ ! -f $cache/$name.tar ]]; then
+    "$MK" -tag "$REG/$name:$tag" -o "$cache/$name.tar.tmp" -ca-certs "$CA" "$@" >/dev/null
+    mv "$cache/$name.tar.tmp" "$cache/$name.tar"
+  fi
+  ln -f "$cache/$name.tar" "$out/$name.tar" 2>/dev/null || cp "$cache/$name.tar" "$out/$name.tar"
 }
 # shellcheck disable=SC2046
 mk argocd "$ACD" -file "$full/argocd=/usr/local/bin/argocd" -file "$wrapper=/usr/local/bin/git-verify-wrapper.sh" \

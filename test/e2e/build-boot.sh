@@ -48,15 +48,18 @@ build() {
   log "$name built in $((t2 - t1))s (+$((t1 - t0))s downloads): $bin"
 }
 
+# The keys once, before building: a source edited meanwhile makes the next run build again.
+bins=(); for d in "${BOOT_DIRS[@]}"; do bins+=("$(boot_bin "$d")"); done
 pids=()
 for d in "${BOOT_DIRS[@]}"; do build "$d" & pids+=($!); done
 rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done
 ((rc == 0)) || die "a boot tools module failed to build"
-out=$CACHE_ROOT/boot-set-$( { for d in "${BOOT_DIRS[@]}"; do boot_key "$d"; done; } | sha256sum | cut -c1-16)/bin
+out=$CACHE_ROOT/boot-set-$(printf '%s\n' "${bins[@]}" | sha256sum | cut -c1-16)/bin
 if [[ ! -f $out/.complete ]]; then
   tmp=$(mktemp -d "$CACHE_ROOT/set.XXXXXX")
-  for d in "${BOOT_DIRS[@]}"; do
-    for f in "$(boot_bin "$d")"/*; do ln -s "$f" "$tmp/$(basename "$f")"; done
+  for b in "${bins[@]}"; do
+    [[ -f $b/.complete ]] || die "$b: not built"
+    for f in "$b"/*; do ln -s "$f" "$tmp/$(basename "$f")"; done
   done
   touch "$tmp/.complete"; rm -rf "$out"; mkdir -p "$(dirname "$out")"; mv "$tmp" "$out"
 fi

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The bootstrap e2e path (issue 26), on a cluster brought up empty
+# (E2E_EMPTY=1 up.sh: Kubernetes, CoreDNS, a storage class, nothing of Argo):
+#   1. charts   mkcharts builds the four charts from the components' Go
+#               modules (and argo-workflows 4.0.7-broken) and serves them on
+#               http://127.0.0.1:8879
+#   2. preflight `deployctl preflight` on the empty cluster: what is missing
+#   3. site.yml the generated bootstrap/ with Debian's ansible (kubernetes.core
+#               from the package) and the real helm, no token yet: the four
+#               Helm roles, the handoff stops at its token check
+#   4. token    the deployctl account's API token from the Argo CD now running,
+#               into a vault-encrypted vars file, as the README says
+#   5. site.yml again with the vault file: no Helm role changes; the handoff
+#               applies the orchestration and submits the deploy
+#   6. rollback argo-workflows pinned to 4.0.7-broken (an image tag no image
+#               has): that role fails, the previous release stays
+# Prints each step's time and each role's RESULT; the transcripts are in
+# $STATE/boot/logs. Exits non-zero on the first step that does not do what
+# it should.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+ts0=$(date +%s); export ts0
+[[ $E2E_VERSIONS == newest ]] || die "the bootstrap path runs on the newest set"
+B=$(tools_bin); BOOT=$("$E2E_DIR/build-boot.sh" | tail -1)
+export PATH=$REPO_ROOT/bin:$BOOT:$B:$PATH
+W=$STATE/boot; L=$W/logs; mkdir -p "$W" "$L"
+REPO=http://127.0.0.1:8879
+pf_pid=
+cleanup() {
+  [[ -n $pf_pid ]] && kill "$pf_pid" 2>/dev/null || true
+  stop_pidfile "$RUN/chart-repo.pid"
+}
+trap cleanup EXIT
+step() { log "== $*"; t_step=$(date +%s); }
+took() { log "   $1 in $(( $(date +%s) - t_step ))s"; echo "$1 $(( $(date +%s) - t_step ))s" >>"$W/times"; }
+: >"$W/times"
+
+# results LOG: each role's RESULT line from an ansible-playbook transcript.
+results() {
+  python3 - "$1" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+for m in re.finditer(r'TASK \[([^\]]+) : Result \| Report the outcome\][^\n]*\n(?:ok|changed): \[localhost\] => (\{.*?\n\})', text, re.S):
+    try:
+        msg = json.loads(m.group(2))["msg"]
+        print(f"  RESULT {msg['role']:15} {msg['status']:12} chart={msg['chart']} rev={msg['revision']} {msg['duration_seconds']}s {msg['error']}")
+    except Exception as e:
+        print("  RESULT (unparsed)", m.group(1), e)
+rec = re.search(r'PLAY RECAP \*+\n(.*)', text)
+print("  RECAP", rec.group(1).strip() if rec else "(none)")
+PY
+}
+
+# --- 1. charts
+step "1. charts from the modules' release manifests"
+GOMODCACHE=$(modgo "$ACD_DIR" env GOMODCACHE)
+modgo "$TOOLS_DIR/boot" build -trimpath -o "$W/mkcharts" ./cmd/mkcharts
+aev=$(gomod_version github.com/argoproj/argo-events "$TOOLS_DIR/boot-events/go.mod")
+ss=$(gomod_version github.com/bitnami-labs/sealed-secrets "$TOOLS_DIR/boot-events/go.mod")
+nats=$(gomod_version github.com/nats-io/nats-server/v2 "$TOOLS_DIR/boot/go.mod")
+modgo "$TOOLS_DIR/boot-events" mod download github.com/argoproj/argo-events github.com/bitnami-labs/sealed-secrets
+rm -rf "$W/charts"
+"$W/mkcharts" build -o "$W/charts" -url "$REPO" -broken argo-workflows -nats-image "local.test/nats:$nats" \
+  -argo-cd "$GOMODCACHE/github.com/argoproj/argo-cd/v3@$(acd_version)" \
+  -argo-workflows "$GOMODCACHE/$AWF_MODULE@$(awf_version)" \
+  -argo-events "$GOMODCACHE/github.com/argoproj/argo-events@$aev" \
+  -sealed-secrets "$GOMODCACHE/github.com/bitnami-labs/sealed-secrets@$ss" | tee "$L/charts.txt" >&2
+start chart-repo "$W/mkcharts" serve -dir "$W/charts" -addr 127.0.0.1:8879
+waitfor "curl -sf $REPO/index.yaml" 20
+ver() { awk -v c="$1" '$1 == c && $2 !~ /-broken$/ {print $2; exit}' "$L/charts.txt"; }
+took charts
+
+# --- the platform: the e2e test platform with spec.bootstrap on those charts
+cp "$E2E_DIR/testdata/platform.yaml" "$W/platform.yaml"
+cat >>"$W/platform.yaml" <<EOF
+  bootstrap:
+    charts:
+      argocd: {repo: "$REPO", chart: argo-cd, version: "$(ver argo-cd)"}
+      argoWorkflows: {repo: "$REPO", chart: argo-workflows, version: "$(ver argo-workflows)"}
+      argoEvents: {repo: "$REPO", chart: argo-events, version: "$(ver argo-events)"}
+      sealedSecrets: {repo: "$REPO", chart: sealed-secrets, version: "$(ver sealed-secrets)"}
+EOF
+rm -rf "$W/gen"; deployctl generate "$W/platform.yaml" -o "$W/gen" >&2
+BS=$W/gen/bootstrap
+
+# --- 2. preflight on the empty cluster
+step "2. deployctl preflight on the empty cluster"
+mkdir -p "$W/config"; cp "$W/platform.yaml" "$W/config/dag.yaml"
+printf 'name: e2e\ngitRepository: git://127.0.0.1:%s/platform.git\ngitRevision: main\n' "$GIT_PORT" >"$W/config/environment.yaml"
+rc=0; KUBECONFIG_PATH=$KUBECONFIG ENVIRONMENT=e2e CONFIG_DIR=$W/config REPORT_DIR=$W deployctl preflight >"$L/preflight.txt" 2>&1 || rc=$?
+log "   preflight exit $rc; $(grep -ciE 'fail|missing' "$L/preflight.txt") lines name a failure or something missing"
+sed 's/^/   | /' "$L/preflight.txt" | head -40 >&2
+((rc != 0)) || die "preflight passed on a cluster without Argo"
+took preflight
+
+# --- 3. site.yml, no token yet
+cd "$BS"
+step "3. ansible-playbook site.yml (no token yet)"
+ansible-galaxy collection list 2>/dev/null | grep -E '^(kubernetes\.core|community\.general|ansible\.posix|ansible\.utils) ' >"$L/collections.txt" || true
+log "   collections (Debian's ansible; no collection server here): $(tr -s ' \n' ' ' <"$L/collections.txt")"
+export ANSIBLE_FORCE_COLOR=0 ANSIBLE_NOCOLOR=1
+rc=0; ansible-playbook site.yml >"$L/site-1.txt" 2>&1 || rc=$?
+results "$L/site-1.txt" | tee "$L/site-1.results" >&2
+took site-1
+grep -q 'RESULT argocd  *success' "$L/site-1.results" || die "argocd did not succeed: $L/site-1.txt"
