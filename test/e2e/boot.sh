@@ -35,11 +35,21 @@ step() { log "== $*"; t_step=$(date +%s); }
 took() { log "   $1 in $(( $(date +%s) - t_step ))s"; echo "$1 $(( $(date +%s) - t_step ))s" >>"$W/times"; }
 : >"$W/times"
 
-# results LOG: each role's RESULT line from an ansible-playbook transcript.
+# results LOG: each role's RESULT line, the tasks that changed something and
+# the recap of an ansible-playbook transcript.
 results() {
   python3 - "$1" <<'PY'
 import json, re, sys
 text = open(sys.argv[1]).read()
+changed = re.findall(r'TASK \[([^\]]+)\][^\n]*\n(?:[^\n]*\n)*?changed: ', text)
+tasks = re.split(r'\nTASK \[', text)
+ch = []
+for t in tasks[1:]:
+    name = t.split(']', 1)[0]
+    body = t.split('\n', 1)[1] if '\n' in t else ''
+    if re.search(r'^changed: ', body, re.M):
+        ch.append(name)
+print(f"  CHANGED {len(ch)} task(s): " + "; ".join(ch))
 for m in re.finditer(r'TASK \[([^\]]+) : Result \| Report the outcome\][^\n]*\n(?:ok|changed): \[localhost\] => (\{.*?\n\})', text, re.S):
     try:
         msg = json.loads(m.group(2))["msg"]
@@ -103,3 +113,51 @@ rc=0; ansible-playbook site.yml >"$L/site-1.txt" 2>&1 || rc=$?
 results "$L/site-1.txt" | tee "$L/site-1.results" >&2
 took site-1
 grep -q 'RESULT argocd  *success' "$L/site-1.results" || die "argocd did not succeed: $L/site-1.txt"
+
+# --- 4. the token the handoff needs, from the Argo CD the run installed
+step "4. the deployctl account's API token, into a vault-encrypted file"
+kubectl -n argocd port-forward svc/argocd-server 18443:443 >"$L/port-forward.log" 2>&1 &
+pf_pid=$!
+kubectl -n argocd get secret argocd-secret -o jsonpath='{.data.tls\.crt}' | base64 -d >"$W/argocd.crt"
+CURL=(curl -sf --cacert "$W/argocd.crt" --resolve localhost:18443:127.0.0.1)
+waitfor "${CURL[*]} https://localhost:18443/healthz" 60
+pw=$(kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d)
+sess=$("${CURL[@]}" https://localhost:18443/api/v1/session -d "{\"username\":\"admin\",\"password\":\"$pw\"}" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+tok=$("${CURL[@]}" -X POST -H "Authorization: Bearer $sess" https://localhost:18443/api/v1/account/deployctl/token -d '{}' |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+[[ -n $tok ]] || die "no token for the deployctl account"
+( umask 077
+  head -c 32 /dev/urandom | base64 >"$W/vault-pass"
+  printf 'vault_deployctl_argocd_token: "%s"\n' "$tok" >"$W/vault.yml" )
+ansible-vault encrypt --vault-password-file "$W/vault-pass" "$W/vault.yml" >/dev/null 2>&1
+unset pw sess tok
+took token
+VAULT=(--vault-password-file "$W/vault-pass" -e "@$W/vault.yml")
+
+# --- 5. site.yml with the token
+step "5. ansible-playbook site.yml with the vault file"
+rc=0; ansible-playbook site.yml "${VAULT[@]}" >"$L/site-2.txt" 2>&1 || rc=$?
+results "$L/site-2.txt" | tee "$L/site-2.results" >&2
+log "   exit $rc"
+took site-2
+kubectl -n argo get workflows -l deployctl.dev/action=deploy -o custom-columns=NAME:.metadata.name,PHASE:.status.phase --no-headers >&2 || true
+
+# --- 6. again: nothing changes, no second deploy while one runs
+step "6. ansible-playbook site.yml again"
+rc=0; ansible-playbook site.yml "${VAULT[@]}" >"$L/site-3.txt" 2>&1 || rc=$?
+results "$L/site-3.txt" | tee "$L/site-3.results" >&2
+log "   exit $rc; deploy workflows: $(kubectl -n argo get workflows -l deployctl.dev/action=deploy --no-headers 2>/dev/null | wc -l)"
+took site-3
+
+# --- 7. rollback: argo-workflows pinned to a chart whose install never becomes Ready
+step "7. ansible-playbook site.yml with argo-workflows 4.0.7-broken"
+helm list -A >"$L/helm-before.txt"
+rc=0; ansible-playbook site.yml "${VAULT[@]}" -e argo_workflows_chart_version=4.0.7-broken \
+  -e deployctl_helm_timeout=2m -e deployctl_validate_timeout=60 -e deployctl_validate_retries=2 >"$L/site-4.txt" 2>&1 || rc=$?
+results "$L/site-4.txt" | tee "$L/site-4.results" >&2
+helm list -A >"$L/helm-after.txt"
+log "   exit $rc (want non-zero); helm releases before and after:"
+paste -d'|' "$L/helm-before.txt" "$L/helm-after.txt" | cut -c1-220 >&2
+took rollback
+log "boot path done: $(tr '\n' ' ' <"$W/times")"

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,6 +216,14 @@ func TestChartsFromReleaseManifests(t *testing.T) {
 			for _, o := range objs["Deployment"] {
 				if str(o, "metadata", "name") == "argocd-dex-server" {
 					t.Error("argo-cd: Dex is not built here, yet its Deployment is in the chart")
+				}
+			}
+			for _, o := range objs["Deployment"] {
+				for _, ct := range containers(o) {
+					env, _ := json.Marshal(ct["env"])
+					if strings.HasPrefix(str(ct, "image"), "local.test/argocd:") && !strings.Contains(string(env), `{"name":"ARGOCD_GPG_ENABLED","value":"false"}`) {
+						t.Errorf("argo-cd: %s container %v: GnuPG not disabled (the image has no gpg)", str(o, "metadata", "name"), ct["name"])
+					}
 				}
 			}
 			if len(objs["Secret"]) == 0 || !names(objs["Secret"])["argocd-redis"] {

@@ -221,7 +221,10 @@ func argoCD() spec {
 				c["command"] = []any{"/usr/local/bin/argocd"}
 				c["args"] = args[1:]
 				env, _ := c["env"].([]any)
-				c["env"] = append([]any{map[string]any{"name": "ARGOCD_BINARY_NAME", "value": bin}}, env...)
+				// The image has no gpg: GnuPG verification off (the repo-server
+				// exits at start when it cannot initialise the keyring).
+				c["env"] = append([]any{map[string]any{"name": "ARGOCD_BINARY_NAME", "value": bin},
+					map[string]any{"name": "ARGOCD_GPG_ENABLED", "value": "false"}}, env...)
 			}
 			return nil
 		},
