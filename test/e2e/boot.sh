@@ -96,11 +96,13 @@ BS=$W/gen/bootstrap
 # --- 2. preflight on the empty cluster
 step "2. deployctl preflight on the empty cluster"
 mkdir -p "$W/config"; cp "$W/platform.yaml" "$W/config/dag.yaml"
-printf 'name: e2e\ngitRepository: git://127.0.0.1:%s/platform.git\ngitRevision: main\n' "$GIT_PORT" >"$W/config/environment.yaml"
+printf 'name: e2e\ndomain: e2e.test\ngitRepository: git://127.0.0.1:%s/platform.git\ngitRevision: main\n' "$GIT_PORT" >"$W/config/environment.yaml"
 rc=0; KUBECONFIG_PATH=$KUBECONFIG ENVIRONMENT=e2e CONFIG_DIR=$W/config REPORT_DIR=$W deployctl preflight >"$L/preflight.txt" 2>&1 || rc=$?
-log "   preflight exit $rc; $(grep -ciE 'fail|missing' "$L/preflight.txt") lines name a failure or something missing"
-sed 's/^/   | /' "$L/preflight.txt" | head -40 >&2
+log "   preflight exit $rc"
+grep -E '^  (preflight|    (pass|warn|fail|skip) )' "$L/preflight.txt" | sed 's/^/   | /' >&2 || true
 ((rc != 0)) || die "preflight passed on a cluster without Argo"
+grep -qE '^    fail argo-cd ' "$L/preflight.txt" && grep -qE '^    fail argo-workflows ' "$L/preflight.txt" ||
+  die "preflight did not report Argo CD and Argo Workflows missing: $L/preflight.txt"
 took preflight
 
 # --- 3. site.yml, no token yet

@@ -249,6 +249,9 @@ func TestChartsFromReleaseManifests(t *testing.T) {
 				if err := yaml.Unmarshal([]byte(cfg), &parsed); err != nil {
 					t.Fatalf("argo-events: controller-config.yaml: %v", err)
 				}
+				if stan, _ := parsed["eventBus"].(map[string]any)["nats"].(map[string]any)["versions"].([]any); len(stan) == 0 {
+					t.Error("argo-events: no eventBus.nats.versions: the controller refuses such a config")
+				}
 				vs := parsed["eventBus"].(map[string]any)["jetstream"].(map[string]any)["versions"].([]any)
 				if len(vs) != 1 || vs[0].(map[string]any)["version"] != "2.10.10" || vs[0].(map[string]any)["natsImage"] != "local.test/nats:v2.15.3" {
 					t.Errorf("argo-events: jetstream versions %v", vs)

@@ -315,8 +315,10 @@ func argoEvents() spec {
 					return err
 				}
 				bus := mapAt(cfg, "eventBus")
-				// NATS Streaming (the deprecated native bus) is not built here.
-				delete(bus, "nats")
+				// eventBus.nats (NATS Streaming, the deprecated native bus)
+				// stays as upstream lists it: the controller refuses a config
+				// without it (seen on the e2e cluster); its images are not
+				// built here, and the generated EventBus is JetStream.
 				mapAt(bus, "jetstream")["versions"] = []any{map[string]any{
 					"version": opts.JetStreamVersion, "natsImage": opts.NATSImage,
 					"metricsExporterImage": opts.StandIn, "configReloaderImage": opts.StandIn,
