@@ -289,6 +289,10 @@ func TestPhaseContracts(t *testing.T) {
 						}
 						break
 					}
+					// The rescue of the atomic install records its failure.
+					if tk.module == "ansible.builtin.set_fact" && tk.section == "rescue" {
+						break
+					}
 					if tk.module != "kubernetes.core.helm" {
 						t.Errorf("apply task %q uses %s, not kubernetes.core.helm", tk.name, tk.module)
 						break
@@ -958,8 +962,11 @@ func TestBootstrapRunsAgainstAFakeCluster(t *testing.T) {
 }
 
 // TestBootstrapRollsBackAFailedValidation: argo-events' new chart never gets
-// Ready, so VALIDATE fails, ROLLBACK returns the release to its previous
-// chart and re-validates, RESULT says rolled_back, and nothing after it runs.
+// Ready, so the atomic, waiting install fails in APPLY (Helm puts the
+// previous release back, as the real helm did on the e2e cluster, issue 26);
+// TEST and VALIDATE are skipped, ROLLBACK restores the previous chart and
+// values and re-validates, RESULT says rolled_back with Helm's reason, and
+// nothing after it runs.
 func TestBootstrapRollsBackAFailedValidation(t *testing.T) {
 	t.Parallel()
 	p := load(t, reference)
@@ -983,6 +990,9 @@ func TestBootstrapRollsBackAFailedValidation(t *testing.T) {
 		if c["name"] == "argo-events" {
 			versions = append(versions, c["chart_version"])
 		}
+	}
+	if !strings.Contains(r.output, "argo-events ended rolled_back: Apply | Install or upgrade Argo Events with Helm (atomic, wait): Failure when executing Helm command") {
+		t.Errorf("the playbook's failure does not give Helm's reason:\n%s", r.output)
 	}
 	if !reflect.DeepEqual(versions, []any{events.Version, "2.4.8"}) {
 		t.Errorf("argo-events helm versions %v, want [%s 2.4.8]", versions, events.Version)

@@ -11,10 +11,12 @@
 #   make e2e         per version set: up, the issue-5 scenario, down (always), summary table
 #   make image       the product's images as OCI tarballs: dist/deployctl.tar, dist/deploystep.tar
 #   make e2e-scale N=100,300  the synthetic platform of N apps, plugin and pod mode, measured (issue 24; not in CI)
+#   make e2e-boot    opt-in, not in `make e2e` (issue 26): up an EMPTY cluster (newest set), the
+#                    generated bootstrap through test/e2e/boot.sh, down (always)
 
 E2E_DIR := test/e2e
 
-.PHONY: e2e-tools e2e-validate e2e-up e2e-down e2e-smoke e2e-reload e2e image
+.PHONY: e2e-tools e2e-validate e2e-up e2e-down e2e-smoke e2e-reload e2e image e2e-boot
 
 e2e-tools:
 	@$(E2E_DIR)/build-tools.sh all >/dev/null
@@ -61,3 +63,10 @@ image:
 .PHONY: e2e-scale
 e2e-scale:
 	@N="$(N)" MODES="$(MODES)" DEPTH="$(DEPTH)" FANIN="$(FANIN)" PARALLELISM="$(PARALLELISM)" KIND="$(KIND)" $(E2E_DIR)/scale.sh
+
+# The bootstrap path (issue 26): the chart builder's unit test, then up an
+# empty cluster, boot.sh, down whatever happened.
+e2e-boot: build
+	@cd $(E2E_DIR)/tools/boot && nice -n 10 go test -count=1 ./cmd/mkcharts
+	@export E2E_VERSIONS=newest E2E_EMPTY=1; rc=0; $(E2E_DIR)/up.sh && $(E2E_DIR)/boot.sh || rc=$$?; \
+	  $(E2E_DIR)/down.sh || rc=$$((rc ? rc : 1)); exit $$rc

@@ -20,6 +20,12 @@ have curl || need+=(curl)
 [[ -f /etc/ssl/certs/ca-certificates.crt ]] || need+=(ca-certificates)
 have ip || need+=(iproute2)
 have conntrack || need+=(conntrack)
+# The bootstrap path (E2E_EMPTY=1, issue 26): Debian's ansible (it carries the
+# kubernetes.core collection) and the Python client its modules import.
+if [[ ${E2E_EMPTY:-} == 1 ]]; then
+  have ansible-playbook || need+=(ansible)
+  python3 -c 'import kubernetes' 2>/dev/null || need+=(python3-kubernetes)
+fi
 if ((${#need[@]} == 0)); then log "host packages present"; exit 0; fi
 
 [[ $(id -u) == 0 ]] || die "need root to install: ${need[*]}"

@@ -23,6 +23,8 @@ log "versions: $(versions_label)"
 "$E2E_DIR/pki.sh"
 "$E2E_DIR/net.sh" up
 "$E2E_DIR/images.sh" e2e "$STATE/images" >/dev/null
+# E2E_EMPTY=1: nothing of Argo is started; the images the bootstrap's charts run.
+[[ ${E2E_EMPTY:-} == 1 ]] && "$E2E_DIR/boot-images.sh" "$STATE/images"
 log "network, pki, images ready"
 P=$STATE/pki
 

@@ -86,6 +86,13 @@ def helm(st, p):
             return {"failed": True, "msg": "fake helm: %s is required by the tests" % k}
     chart = _chart_name(p["chart_ref"])
     prev = st["releases"].get(key, {})
+    if chart + "-" + p["chart_version"] in (st.get("bad_charts") or []):
+        # As the real helm does with --atomic --wait (seen on the e2e cluster,
+        # issue 26): the workloads never get Ready, the command fails after
+        # its timeout, and Helm has put the previous release back.
+        verb = "UPGRADE" if prev else "INSTALLATION"
+        return {"failed": True, "msg": "Failure when executing Helm command. Exited 1.\n    stdout: \n    stderr: Error: %s FAILED: "
+                "release %s failed, and has been rolled back due to atomic being set: context deadline exceeded\n" % (verb, p["name"])}
     values = _load_values(p.get("values_files"), p.get("release_values"))
     rel = {
         "name": p["name"], "namespace": p["release_namespace"], "chart_name": chart,
