@@ -805,13 +805,13 @@ func (r *rfcRun) teardown() (string, error) {
 	}); err != nil {
 		return "", fmt.Errorf("SC-4 after %s: %w", tw.Metadata.Name, err)
 	}
-	return fmt.Sprintf("plugin-mode teardown %s (crd-policy=delete) Succeeded in %s (%s until the pods and claims were gone): SC-4, nothing of the stand-in left but its %d retained PVs (%s), the namespaces Argo CD created stay (empty)",
+	return fmt.Sprintf("plugin-mode teardown %s (crd-policy=delete) Succeeded in %s (%s until the pods and claims were gone): SC-4, nothing of the stand-in left but its %d retained PVs, Retain (%s), the namespaces Argo CD created stay (empty)",
 		tw.Metadata.Name, sec(tw.Status.FinishedAt.Sub(tw.Status.StartedAt.Time)), sec(time.Since(t0)), len(pvs), strings.Join(head(pvs, 2), ", ")), nil
 }
 
 // leftovers: the stand-in's objects still in the cluster (by its label,
-// over every listable kind but its own CRDs' kinds): its PVs that are
-// Released with reclaim policy Retain, and everything else.
+// over every listable kind but its own CRDs' kinds): its PVs with reclaim
+// policy Retain and no claim (Released, or Available), and everything else.
 func (r *rfcRun) leftovers() (pvs, other []string, err error) {
 	h := r.s.h
 	res, err := h.kubectl("api-resources", "--verbs=list", "-o", "name")
@@ -843,8 +843,10 @@ func (r *rfcRun) leftovers() (pvs, other []string, err error) {
 	}
 	for _, it := range list.Items {
 		id := it.Kind + " " + strings.TrimPrefix(it.Metadata.Namespace+"/"+it.Metadata.Name, "/")
-		if it.Kind == "PersistentVolume" && it.Status.Phase == "Released" && it.Spec.PersistentVolumeReclaimPolicy == "Retain" {
-			pvs = append(pvs, it.Metadata.Name+" Released/Retain")
+		// Released: its claim is gone; Available: it never had one (8
+		// volumes, 7 claims).
+		if it.Kind == "PersistentVolume" && (it.Status.Phase == "Released" || it.Status.Phase == "Available") && it.Spec.PersistentVolumeReclaimPolicy == "Retain" {
+			pvs = append(pvs, it.Metadata.Name+" "+it.Status.Phase)
 			continue
 		}
 		if it.Kind == "PersistentVolume" {
