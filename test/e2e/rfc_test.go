@@ -18,14 +18,18 @@ import (
 // with sync waves (issue 24). The stand-in is rfcfixture_test.go's.
 //
 //  a. the edges are real: plan --explain-edges --manifests holds the spec
-//     (exit 0) and catches a dropped edge (exit 3, naming it);
+//     (exit 0) and catches a dropped edge (exit 3, naming it); the import
+//     of the app-of-apps orders every pair the hand-written graph orders;
 //  b. Argo CD alone with the RFC's app-of-apps and waves (-30…+50) and the
 //     Application health check owners install: what it did, recorded;
-//  c. deployctl deploy (the Quickstart's executor block) in plugin mode,
-//     then in pod mode: 0 order violations or the step fails, makespan,
-//     and the plan's prediction from the run's own report;
-//  d. between the two, deployctl's teardown of the plugin-mode deploy:
-//     no Application, pod or CRD left.
+//  c. deployctl deploy (the Quickstart's executor block) in plugin mode:
+//     0 order violations or the step fails, makespan, and the plan's
+//     prediction from the run's own report; validate on the 41 apps;
+//  d. deployctl's teardown of it: nothing left but the retained volumes
+//     (SC-4);
+//  e. pod mode: with E2E_RFC_POD=1 a clean measured run; then SC-3, one
+//     operator broken: the deploy fails there alone, fixed and resumed,
+//     only it and its dependents run.
 //
 // One table: system · violations · retries · makespan · predicted · pods.
 
