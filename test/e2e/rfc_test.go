@@ -33,6 +33,15 @@ import (
 //
 // One table: system · violations · retries · makespan · predicted · pods.
 
+// rfcAloneCap: how long Argo CD alone is watched (E2E_RFC_ALONE_CAP, a
+// Go duration, overrides it).
+var rfcAloneCap = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("E2E_RFC_ALONE_CAP")); err == nil && d > 0 {
+		return d
+	}
+	return 2 * time.Minute
+}()
+
 // rfcDroppedEdge: a dependsOn entry whose mechanism is a CRD (Kafka).
 const rfcDroppedEdge = "kafka-cluster->strimzi-operator"
 
@@ -391,7 +400,10 @@ func (r *rfcRun) argoAlone() (rfcRow, error) {
 	}
 	all := append(append([]string{rfcRoot}, r.stackNames()...), r.s.p.Apps...)
 	var end time.Time
-	werr := h.waitFor("Argo CD alone: every Application of the RFC app-of-apps Healthy and Synced", 3*time.Minute, func() (bool, error) {
+	// CI time: 2 minutes. Undisturbed it needed 139 s (60d6a69), so this
+	// cap records what it did and how far it got, not whether it would
+	// converge; the runs with a longer cap are in docs/measurements.md.
+	werr := h.waitFor("Argo CD alone: every Application of the RFC app-of-apps Healthy and Synced", rfcAloneCap, func() (bool, error) {
 		apps, err := h.applications()
 		if err != nil {
 			return false, err
@@ -414,7 +426,7 @@ func (r *rfcRun) argoAlone() (rfcRow, error) {
 	row.violations = len(v)
 	failed, retries, ex := w.failures()
 	row.retries = failed
-	row.detail = fmt.Sprintf("converged without a hand: %v; %d failed sync operations, %d retries by Argo CD", row.converged, failed, retries)
+	row.detail = fmt.Sprintf("converged without a hand within its %s cap: %v; %d failed sync operations, %d retries by Argo CD", sec(rfcAloneCap), row.converged, failed, retries)
 	if werr != nil {
 		row.detail += "; " + firstLine(werr.Error(), 400)
 	}
