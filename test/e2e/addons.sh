@@ -175,6 +175,11 @@ start argocd-server "${ACD_ENV[@]}" argocd-server --namespace argocd --address 1
   --staticassets "$A/static" --dex-server ""
 start argocd-forward socat "TCP-LISTEN:8080,bind=$NODE_IP,reuseaddr,fork" TCP:127.0.0.1:8080
 host_service argocd argocd-server https:443:8080:TCP http:80:8080:TCP
+# In a real install these are pods, restarted when they die (Argo CD
+# v3.6.1's application controller panicked here once, test/e2e/README.md
+# "Restarts"): supervise.sh restarts them and records each restart.
+rm -f "$RUN/restarts.log"
+start supervisor "$E2E_DIR/supervise.sh" argocd-application-controller argocd-repo-server argocd-server workflow-controller
 
 # --- Git daemon on loopback serving the test platform (repo-server runs on the host)
 "$E2E_DIR/gitrepo.sh" init

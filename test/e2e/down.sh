@@ -10,8 +10,9 @@ ts0=$(date +%s)
 B=$(tools_bin); export PATH=$B:$PATH
 SOCK=$STATE/containerd/containerd.sock
 
-# 1. Nothing may re-create pods or re-sync while we tear down.
-for c in argocd-application-controller argocd-server argocd-forward argocd-repo-server workflow-controller kube-controller-manager kube-scheduler; do
+# 1. Nothing may re-create pods or re-sync while we tear down; the
+#    supervisor first, so that it starts nothing again.
+for c in supervisor argocd-application-controller argocd-server argocd-forward argocd-repo-server workflow-controller kube-controller-manager kube-scheduler; do
   stop_pidfile "$RUN/$c.pid"
 done
 # 2. Delete every pod through the API while the kubelet runs, so it stops the

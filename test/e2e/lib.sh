@@ -57,17 +57,18 @@ start() {
 }
 
 # stop PIDFILE: TERM, wait up to 10 s, then KILL; only the pid recorded in the file.
+# The file goes first: supervise.sh leaves a process without one alone.
 stop_pidfile() {
   local f=$1 p i
   [[ -f $f ]] || return 0
   p=$(cat "$f")
+  rm -f "$f"
   if [[ -n $p ]] && kill -0 "$p" 2>/dev/null; then
     kill "$p" 2>/dev/null || true
     kill -CONT "$p" 2>/dev/null || true # a process the scenario stopped (SIGSTOP) acts on TERM only when continued
     for ((i = 0; i < 20; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$p" 2>/dev/null || true
   fi
-  rm -f "$f"
 }
 
 # Version sets (issue 13): which Argo CD and Argo Workflows the cluster runs,

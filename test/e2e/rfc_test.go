@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -17,16 +18,29 @@ import (
 // with sync waves (issue 24). The stand-in is rfcfixture_test.go's.
 //
 //  a. the edges are real: plan --explain-edges --manifests holds the spec
-//     (exit 0) and catches a dropped edge (exit 3, naming it);
+//     (exit 0) and catches a dropped edge (exit 3, naming it); the import
+//     of the app-of-apps orders every pair the hand-written graph orders;
 //  b. Argo CD alone with the RFC's app-of-apps and waves (-30…+50) and the
 //     Application health check owners install: what it did, recorded;
-//  c. deployctl deploy (the Quickstart's executor block) in plugin mode,
-//     then in pod mode: 0 order violations or the step fails, makespan,
-//     and the plan's prediction from the run's own report;
-//  d. between the two, deployctl's teardown of the plugin-mode deploy:
-//     no Application, pod or CRD left.
+//  c. deployctl deploy (the Quickstart's executor block) in plugin mode:
+//     0 order violations or the step fails, makespan, and the plan's
+//     prediction from the run's own report; validate on the 41 apps;
+//  d. deployctl's teardown of it: nothing left but the retained volumes
+//     (SC-4);
+//  e. pod mode: with E2E_RFC_POD=1 a clean measured run; then SC-3, one
+//     operator broken: the deploy fails there alone, fixed and resumed,
+//     only it and its dependents run.
 //
 // One table: system · violations · retries · makespan · predicted · pods.
+
+// rfcAloneCap: how long Argo CD alone is watched (E2E_RFC_ALONE_CAP, a
+// Go duration, overrides it).
+var rfcAloneCap = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("E2E_RFC_ALONE_CAP")); err == nil && d > 0 {
+		return d
+	}
+	return 2 * time.Minute
+}()
 
 // rfcDroppedEdge: a dependsOn entry whose mechanism is a CRD (Kafka).
 const rfcDroppedEdge = "kafka-cluster->strimzi-operator"
@@ -104,6 +118,11 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 	}
 
 	// b. Argo CD alone.
+	var notes []string
+	phase := func(name string, t0 time.Time) {
+		notes = append(notes, fmt.Sprintf("%s %s", name, sec(time.Since(t0))))
+	}
+	t0 := time.Now()
 	var rows []rfcRow
 	alone, err := r.argoAlone()
 	if err != nil {
@@ -114,26 +133,60 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 		return "", fmt.Errorf("reset after Argo CD alone: %w", err)
 	}
 
-	// c. deployctl, plugin mode, then (d) its teardown of the 41 apps,
-	// then pod mode (whose templates stay applied for the steps after
-	// this one; the clean-up removes its deploy).
-	var td string
-	for _, mode := range []string{"plugin", "pod"} {
-		row, err := r.deployctl(mode, specs[mode])
+	phase("Argo CD alone+reset", t0)
+
+	// c. deployctl, plugin mode (measured), validate on the 41 apps, then
+	// (d) its teardown: nothing left but the retained volumes (SC-4).
+	t0 = time.Now()
+	row, err := r.deployctl("plugin", specs["plugin"])
+	rows = append(rows, row)
+	if err != nil {
+		fmt.Print(rfcTable(rows))
+		return "", fmt.Errorf("deployctl plugin mode: %w", err)
+	}
+	phase("plugin deploy", t0)
+	t0 = time.Now()
+	val, err := r.validate()
+	if err != nil {
+		return "", err
+	}
+	phase("validate", t0)
+	t0 = time.Now()
+	td, err := r.teardown()
+	if err != nil {
+		return "", err
+	}
+	phase("teardown", t0)
+	t0 = time.Now()
+	if err := r.reset(false); err != nil {
+		return "", fmt.Errorf("reset after the teardown: %w", err)
+	}
+	phase("reset", t0)
+	// Pod mode, the clean measured run: opt-in (CI time, test/e2e/README.md).
+	if os.Getenv("E2E_RFC_POD") != "" {
+		t0 = time.Now()
+		row, err := r.deployctl("pod", specs["pod"])
 		rows = append(rows, row)
 		if err != nil {
 			fmt.Print(rfcTable(rows))
-			return "", fmt.Errorf("deployctl %s mode: %w", mode, err)
+			return "", fmt.Errorf("deployctl pod mode: %w", err)
 		}
-		if mode == "plugin" {
-			if td, err = r.teardown(); err != nil {
-				return "", err
-			}
-			if err := r.reset(false); err != nil {
-				return "", fmt.Errorf("reset after the teardown: %w", err)
-			}
+		if err := r.reset(false); err != nil {
+			return "", fmt.Errorf("reset after pod mode: %w", err)
 		}
+		phase("pod deploy+reset", t0)
 	}
+	// e. SC-3 in pod mode: one operator broken, the deploy fails there,
+	// fixed, resumed (whose templates stay applied for the steps after
+	// this one; the clean-up removes its deploy).
+	t0 = time.Now()
+	row, err = r.failAndResume("pod", specs["pod"], rfcBroken)
+	rows = append(rows, row)
+	if err != nil {
+		fmt.Print(rfcTable(rows))
+		return "", fmt.Errorf("deployctl pod mode, %s broken then resumed: %w", rfcBroken, err)
+	}
+	phase("pod fail+resume", t0)
 	table := rfcTable(rows)
 	fmt.Print(table)
 	_ = os.WriteFile(filepath.Join(h.state, "logs", "rfc-side-by-side.txt"), []byte(table), 0o644)
@@ -142,7 +195,7 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 		parts = append(parts, fmt.Sprintf("%s: %d violations, %d retries, makespan %s, predicted %s, %d pods (%s)",
 			row.system, row.violations, row.retries, sec(row.makespan), row.predicted, row.pods, row.detail))
 	}
-	return fmt.Sprintf("%s | %s | %s", edges, strings.Join(parts, " | "), td), nil
+	return fmt.Sprintf("%s | %s | %s | %s | phases: %s", edges, strings.Join(parts, " | "), val, td, strings.Join(notes, ", ")), nil
 }
 
 // commit records the stand-in in the harness's Git repository.
@@ -169,7 +222,11 @@ func (r *rfcRun) edgeProof(specs map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("plan --explain-edges --manifests: the spec holds (exit 0), without %s exit 3 naming it", rfcDroppedEdge), nil
+	imp, err := rfcImportProof(filepath.Join(bin, "deployctl"), filepath.Join(r.gitWork, rfcGitPrefix), filepath.Join(r.work, "manifests"), specs["pod"], r.work)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("plan --explain-edges --manifests: the spec holds (exit 0), without %s exit 3 naming it; %s", rfcDroppedEdge, imp), nil
 }
 
 // ---- what Argo CD recorded, followed live
@@ -343,7 +400,10 @@ func (r *rfcRun) argoAlone() (rfcRow, error) {
 	}
 	all := append(append([]string{rfcRoot}, r.stackNames()...), r.s.p.Apps...)
 	var end time.Time
-	werr := h.waitFor("Argo CD alone: every Application of the RFC app-of-apps Healthy and Synced", 3*time.Minute, func() (bool, error) {
+	// CI time: 2 minutes. Undisturbed it needed 139 s (60d6a69), so this
+	// cap records what it did and how far it got, not whether it would
+	// converge; the runs with a longer cap are in docs/measurements.md.
+	werr := h.waitFor("Argo CD alone: every Application of the RFC app-of-apps Healthy and Synced", rfcAloneCap, func() (bool, error) {
 		apps, err := h.applications()
 		if err != nil {
 			return false, err
@@ -366,7 +426,7 @@ func (r *rfcRun) argoAlone() (rfcRow, error) {
 	row.violations = len(v)
 	failed, retries, ex := w.failures()
 	row.retries = failed
-	row.detail = fmt.Sprintf("converged without a hand: %v; %d failed sync operations, %d retries by Argo CD", row.converged, failed, retries)
+	row.detail = fmt.Sprintf("converged without a hand within its %s cap: %v; %d failed sync operations, %d retries by Argo CD", sec(rfcAloneCap), row.converged, failed, retries)
 	if werr != nil {
 		row.detail += "; " + firstLine(werr.Error(), 400)
 	}
@@ -403,10 +463,7 @@ func (r *rfcRun) deployctl(mode, spec string) (rfcRow, error) {
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		return row, err
 	}
-	settings, err := withSettings(s.qs["settings"], map[string]string{
-		"SPEC": spec, "PLATFORM": s.p.Name, "ARGOCD_URL": argocdURL, "ARGOCD_CA": filepath.Join(h.state, "pki", "ca.crt"),
-		"ARGOCD_NS": argocdNS, "WF_NS": argoNS, "TOKEN_SECRET": "deployctl-argocd-token", "CA_SECRET": "argocd-ca",
-	})
+	settings, err := r.settings(spec)
 	if err != nil {
 		return row, err
 	}
@@ -484,6 +541,212 @@ func (r *rfcRun) deployctl(mode, spec string) (rfcRow, error) {
 	return row, nil
 }
 
+// settings: the Quickstart's settings block for spec on this cluster.
+func (r *rfcRun) settings(spec string) (string, error) {
+	s, h := r.s, r.s.h
+	return withSettings(s.qs["settings"], map[string]string{
+		"SPEC": spec, "PLATFORM": s.p.Name, "ARGOCD_URL": argocdURL, "ARGOCD_CA": filepath.Join(h.state, "pki", "ca.crt"),
+		"ARGOCD_NS": argocdNS, "WF_NS": argoNS, "TOKEN_SECRET": "deployctl-argocd-token", "CA_SECRET": "argocd-ca",
+	})
+}
+
+// ---- e. SC-3: a failure injected into one operator, resumed from there
+
+// rfcBroken: the operator broken in SC-3. Its dependents cross stacks
+// (redis-cluster in platform-data, harbor in developer-platform).
+const rfcBroken = "redis-operator"
+
+// breakApp commits app's controller as never ready, with a progress
+// deadline of 15 s (Argo CD: Degraded), or puts it back.
+func (r *rfcRun) breakApp(app string, broken bool) error {
+	var path string
+	for _, a := range r.ref.apps() {
+		if a.name == app {
+			path = a.path
+		}
+	}
+	f := filepath.Join(r.gitWork, path, "manifests.yaml")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return err
+	}
+	good := [2]string{`- {name: NEVER_READY, value: "false"}`, "  replicas: 1\n"}
+	bad := [2]string{`- {name: NEVER_READY, value: "true"}`, "  replicas: 1\n  progressDeadlineSeconds: 15\n"}
+	from, to := good, bad
+	if !broken {
+		from, to = bad, good
+	}
+	m := string(b)
+	for i := range from {
+		if strings.Count(m, from[i]) != 1 {
+			return fmt.Errorf("%s: want one %q", f, from[i])
+		}
+		m = strings.Replace(m, from[i], to[i], 1)
+	}
+	if err := os.WriteFile(f, []byte(m), 0o644); err != nil {
+		return err
+	}
+	return r.commit(r.s.h)
+}
+
+// failAndResume: the Quickstart's executor with broken's controller never
+// ready must fail at that node alone, its dependents never synced, the
+// independent apps Healthy; with it fixed, the executor again resumes that
+// run in place and runs only broken and its dependents; the order holds
+// over both (Argo CD's records and the Workflow's).
+func (r *rfcRun) failAndResume(mode, spec, broken string) (rfcRow, error) {
+	s, h := r.s, r.s.h
+	row := rfcRow{system: "deployctl, " + mode + " mode, SC-3", predicted: "-"}
+	work := filepath.Join(r.work, mode+"-sc3")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return row, err
+	}
+	settings, err := r.settings(spec)
+	if err != nil {
+		return row, err
+	}
+	if err := r.breakApp(broken, true); err != nil {
+		return row, err
+	}
+	fixed := false
+	defer func() {
+		if !fixed {
+			_ = r.breakApp(broken, false)
+		}
+	}()
+	before, err := s.runs(s.deployTemplate())
+	if err != nil {
+		return row, err
+	}
+	w0, err := h.watchOps(time.Now())
+	if err != nil {
+		return row, err
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			time.Sleep(2 * time.Second)
+			w0.stop()
+			stopped = true
+		}
+	}
+	defer stop()
+	out, derr := h.runDoc(work, settings, []string{s.qs["generate"], s.qs["executor"]}, "REPORT_DIR="+work)
+	if derr == nil {
+		return row, fmt.Errorf("the deploy with %s broken succeeded:\n%s", broken, lastLines(out, 10))
+	}
+	w, err := s.newRun(s.deployTemplate(), before)
+	if err != nil {
+		return row, err
+	}
+	if w.Status.Phase != "Failed" {
+		return row, fmt.Errorf("%s: want Failed: %s", w.Metadata.Name, w.describeWith(h.stepLogs(w)))
+	}
+	if failed := w.failedApps(syncTmpl); len(failed) != 1 || failed[0] != broken {
+		return row, fmt.Errorf("%s: failed nodes %v, want [%s]: %s", w.Metadata.Name, failed, broken, w.describeWith(h.stepLogs(w)))
+	}
+	leaf := failedLeafMessage(w, broken)
+	if !strings.Contains(leaf, "Degraded") && !strings.Contains(leaf, "Progressing") {
+		return row, fmt.Errorf("failed node %s says %q: no Argo CD health reason", broken, leaf)
+	}
+	apps, err := h.applications()
+	if err != nil {
+		return row, err
+	}
+	desc := s.p.descendants(broken)
+	want := []string{broken}
+	var errs []string
+	for _, a := range s.p.Apps {
+		ap, exists := apps[a]
+		switch {
+		case desc[a]:
+			want = append(want, a)
+			if exists && (ap.Status.OperationState != nil || len(ap.Status.History) > 0) {
+				errs = append(errs, a+" (depends on "+broken+") has a sync operation")
+			}
+		case a == broken:
+		default:
+			if !exists || ap.Status.Health.Status != "Healthy" {
+				errs = append(errs, fmt.Sprintf("independent %s not Healthy (%s)", a, ap.Status.Health.Status))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return row, fmt.Errorf("%s failed at %s: %s", w.Metadata.Name, broken, strings.Join(errs, "; "))
+	}
+	first := w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)
+
+	// Fixed in Git, the executor block again: the resume.
+	if err := r.breakApp(broken, false); err != nil {
+		return row, err
+	}
+	fixed = true
+	runs0, err := s.runs(s.deployTemplate())
+	if err != nil {
+		return row, err
+	}
+	nodes0 := w.appNodes(syncTmpl)
+	t1 := time.Now()
+	out, err = h.runDoc(work, settings, []string{s.qs["executor"]}, "REPORT_DIR="+work)
+	if err != nil {
+		return row, err
+	}
+	resumed := time.Since(t1)
+	stop()
+	if !strings.Contains(out, w.Metadata.Name) {
+		return row, fmt.Errorf("deployctl deploy did not name the resumed run %s:\n%s", w.Metadata.Name, lastLines(out, 20))
+	}
+	if runs, err := s.runs(s.deployTemplate()); err != nil || len(runs) != len(runs0) {
+		return row, fmt.Errorf("deployctl deploy submitted a new run instead of resuming %s (runs %v -> %v, %v)", w.Metadata.Name, runs0, runs, err)
+	}
+	kept, rerun, err := s.checkResumed(w.Metadata.Name, broken, apps, nodes0)
+	if err != nil {
+		return row, err
+	}
+	sort.Strings(want)
+	sort.Strings(rerun)
+	if strings.Join(rerun, ",") != strings.Join(want, ",") {
+		return row, fmt.Errorf("the resume of %s ran %v, want %s and its dependents %v", w.Metadata.Name, rerun, broken, want)
+	}
+	w2, err := h.workflow(w.Metadata.Name)
+	if err != nil {
+		return row, err
+	}
+	apps2, err := h.applications()
+	if err != nil {
+		return row, err
+	}
+	v := w0.violations(s.p)
+	row.violations = len(v)
+	edges, _, oerr := s.checkOrder(w2, apps2)
+	if len(v) > 0 || oerr != nil {
+		return row, fmt.Errorf("order violations in %s: %v %v", w.Metadata.Name, v, oerr)
+	}
+	failedOps, _, _ := w0.failures()
+	row.retries = failedOps
+	row.converged = true
+	row.makespan = first + resumed
+	for _, n := range w2.Status.Nodes {
+		if n.Type == "Pod" {
+			row.pods++
+		}
+	}
+	row.detail = fmt.Sprintf("%s Failed at %s alone in %s (%q), its %d dependents never synced, the other %d apps Healthy; fixed in Git, the executor resumed it in place in %s: ran only %v, %d apps kept; %d edges held over both",
+		w.Metadata.Name, broken, sec(first), firstLine(leaf, 160), len(want)-1, len(kept), sec(resumed), rerun, len(kept), edges)
+	return row, nil
+}
+
+// ---- b'. validate on the 41 apps
+
+func (r *rfcRun) validate() (string, error) {
+	h := r.s.h
+	w, err := h.runWorkflow(r.s.validateTemplate(), "Succeeded", 5*time.Minute)
+	if err != nil {
+		return "", fmt.Errorf("validate on the 41 apps: %w", err)
+	}
+	return fmt.Sprintf("validate %s Succeeded in %s on the %d apps", w.Metadata.Name, sec(w.Status.FinishedAt.Sub(w.Status.StartedAt.Time)), len(r.s.p.Apps)), nil
+}
+
 // predicted: the plan's DAG makespan and waves makespan under the durations
 // the run measured (its executor report).
 func (r *rfcRun) predicted(spec, report string) (string, error) {
@@ -542,14 +805,74 @@ func (r *rfcRun) teardown() (string, error) {
 	if strings.TrimSpace(crds) != "" {
 		left = append(left, "CRDs "+strings.Join(strings.Fields(crds), " "))
 	}
-	// The PVCs and PVs are the apps' own resources (not a StatefulSet's
-	// claims, which pv-policy keeps): Argo CD's cascade deletes them.
-	vols, _ := h.kubectl("get", "pvc,pv", "-A", "-l", "app.kubernetes.io/part-of="+rfcPartOf, "-o", "name")
 	if len(left) > 0 {
 		return "", fmt.Errorf("deployctl teardown %s left: %s", tw.Metadata.Name, strings.Join(left, "; "))
 	}
-	return fmt.Sprintf("plugin-mode teardown %s (crd-policy=delete) Succeeded in %s (%s until the pods were gone): no Application, pod or CRD left; %d PVCs/PVs still terminating (the apps' own, deleted by the cascade)",
-		tw.Metadata.Name, sec(tw.Status.FinishedAt.Sub(tw.Status.StartedAt.Time)), sec(time.Since(t0)), len(strings.Fields(vols))), nil
+	// SC-4: of everything the stand-in deployed, only the retained
+	// volumes are left (Released, Retain: ceph-storageclasses ships them
+	// with Delete=false, as a provisioner's volumes would never be Argo
+	// CD's to delete). The PVCs go with their apps; waited for.
+	var pvs []string
+	if err := h.waitFor("nothing of the stand-in left but its retained PersistentVolumes", 2*time.Minute, func() (bool, error) {
+		var other []string
+		var err error
+		pvs, other, err = r.leftovers()
+		return err == nil && len(other) == 0 && len(pvs) == rfcPVs, fmt.Errorf("left besides %d retained PVs (want %d): %v %v", len(pvs), rfcPVs, other, err)
+	}); err != nil {
+		return "", fmt.Errorf("SC-4 after %s: %w", tw.Metadata.Name, err)
+	}
+	return fmt.Sprintf("plugin-mode teardown %s (crd-policy=delete) Succeeded in %s (%s until the pods and claims were gone): SC-4, nothing of the stand-in left but its %d retained PVs, Retain (%s), the namespaces Argo CD created stay (empty)",
+		tw.Metadata.Name, sec(tw.Status.FinishedAt.Sub(tw.Status.StartedAt.Time)), sec(time.Since(t0)), len(pvs), strings.Join(head(pvs, 2), ", ")), nil
+}
+
+// leftovers: the stand-in's objects still in the cluster (by its label,
+// over every listable kind but its own CRDs' kinds): its PVs with reclaim
+// policy Retain and no claim (Released, or Available), and everything else.
+func (r *rfcRun) leftovers() (pvs, other []string, err error) {
+	h := r.s.h
+	res, err := h.kubectl("api-resources", "--verbs=list", "-o", "name")
+	if err != nil {
+		return nil, nil, err
+	}
+	own := map[string]bool{}
+	for _, c := range rfcCRDs {
+		own[c.plural+"."+c.group] = true
+	}
+	var kinds []string
+	for _, k := range strings.Fields(res) {
+		if !own[k] && k != "events" && k != "events.events.k8s.io" {
+			kinds = append(kinds, k)
+		}
+	}
+	var list struct {
+		Items []struct {
+			Kind     string
+			Metadata struct{ Name, Namespace string }
+			Spec     struct {
+				PersistentVolumeReclaimPolicy string `json:"persistentVolumeReclaimPolicy"`
+			}
+			Status struct{ Phase string }
+		}
+	}
+	if err := h.getJSON(&list, "get", strings.Join(kinds, ","), "-A", "-l", "app.kubernetes.io/part-of="+rfcPartOf); err != nil {
+		return nil, nil, err
+	}
+	for _, it := range list.Items {
+		id := it.Kind + " " + strings.TrimPrefix(it.Metadata.Namespace+"/"+it.Metadata.Name, "/")
+		// Released: its claim is gone; Available: it never had one (8
+		// volumes, 7 claims).
+		if it.Kind == "PersistentVolume" && (it.Status.Phase == "Released" || it.Status.Phase == "Available") && it.Spec.PersistentVolumeReclaimPolicy == "Retain" {
+			pvs = append(pvs, it.Metadata.Name+" "+it.Status.Phase)
+			continue
+		}
+		if it.Kind == "PersistentVolume" {
+			id += " " + it.Status.Phase + "/" + it.Spec.PersistentVolumeReclaimPolicy
+		}
+		other = append(other, id)
+	}
+	sort.Strings(pvs)
+	sort.Strings(other)
+	return pvs, other, nil
 }
 
 // reset removes every Application of the stand-in (the app-of-apps' too)
@@ -590,11 +913,14 @@ func (r *rfcRun) reset(rootFirst bool) error {
 
 // cleanup leaves the cluster as the step found it: no stand-in object, no
 // namespace of it, the health keys removed from argocd-cm.
+//
+// The health keys go first: a change of argocd-cm makes Argo CD's
+// controller invalidate its cluster cache, and Argo CD v3.6.1 panics when
+// that happens while it reconciles the watches after an APIService event
+// (the CRDs' deletion below): test/e2e/README.md, "Restarts". Not hidden:
+// supervise.sh restarts a controller that died and the step reports it.
 func (r *rfcRun) cleanup() error {
 	h := r.s.h
-	if err := r.reset(true); err != nil {
-		return err
-	}
 	data := map[string]any{}
 	for k := range r.ref.healthKeys() {
 		data[k] = nil
@@ -602,6 +928,9 @@ func (r *rfcRun) cleanup() error {
 	data[appHealthKey] = nil
 	patch, _ := json.Marshal(map[string]any{"data": data})
 	if _, err := h.kubectl("-n", argocdNS, "patch", "configmap", "argocd-cm", "--type=merge", "-p", string(patch)); err != nil {
+		return err
+	}
+	if err := r.reset(true); err != nil {
 		return err
 	}
 	// Waited for: the Quickstart's example (step 13) deploys into two of

@@ -420,10 +420,16 @@ provisioner: kubernetes.io/no-provisioner
 volumeBindingMode: Immediate
 reclaimPolicy: Retain
 `, labels)
+		// The volumes stand in for what Ceph's provisioner makes under a
+		// Retain class: Argo CD must not delete them with their app
+		// (Delete=false), so a teardown leaves them Released (SC-4).
 		for i := 0; i < rfcPVs; i++ {
 			add(`apiVersion: v1
 kind: PersistentVolume
-metadata: {name: rfc-pv-%d, labels: %s}
+metadata:
+  name: rfc-pv-%d
+  labels: %s
+  annotations: {argocd.argoproj.io/sync-options: Delete=false}
 spec:
   capacity: {storage: 1Gi}
   accessModes: [ReadWriteOnce]
@@ -760,4 +766,101 @@ func TestRFCEdges(t *testing.T) {
 	if out, err := rfcExplainEdges(dc, specs, filepath.Join(dir, "manifests")); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	imp, err := rfcImportProof(dc, filepath.Join(dir, "git", rfcGitPrefix), filepath.Join(dir, "manifests"), specs["pod"], dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(imp)
+}
+
+// ---- the import path (issue 24, item 2): deployctl import of the
+// stand-in's app-of-apps, held against the hand-written graph
+
+// closure: every ordered pair "a<b" (b waits for a, directly or not) of p.
+func (p *platform) closure() map[string]bool {
+	out := map[string]bool{}
+	for _, b := range p.Apps {
+		seen := map[string]bool{}
+		var walk func(string)
+		walk = func(x string) {
+			for _, a := range p.Deps[x] {
+				if !seen[a] {
+					seen[a] = true
+					walk(a)
+				}
+			}
+		}
+		walk(b)
+		for a := range seen {
+			out[a+"<"+b] = true
+		}
+	}
+	return out
+}
+
+// orderDiff: the pairs one graph orders and the other does not.
+func orderDiff(want, got *platform) (missing, extra []string) {
+	w, g := want.closure(), got.closure()
+	for k := range w {
+		if !g[k] {
+			missing = append(missing, k)
+		}
+	}
+	for k := range g {
+		if !w[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	return missing, extra
+}
+
+// rfcImportProof: `deployctl import` of the stand-in's app-of-apps
+// (aoaDir: root → 11 stacks → 41 apps, the RFC's waves, what Argo CD reads)
+// with --manifests, written to dir/imported.yaml, and again with
+// --prune-unexplained. Each graph's transitive order is compared with the
+// hand-written spec's (stacks expanded): the import with its waves must
+// order every pair the hand-written graph orders (it may order more: a
+// wave waits for the whole wave before it). The pruned import is reported,
+// not held: it keeps only what a resource shows, and the hand-written
+// graph has stack edges that no object shows (test/e2e/README.md).
+func rfcImportProof(deployctl, aoaDir, manifests, handSpec, dir string) (string, error) {
+	hand, err := loadPlatform(handSpec, os.TempDir())
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, v := range []struct {
+		file  string
+		extra []string
+	}{{"imported.yaml", nil}, {"imported-pruned.yaml", []string{"--prune-unexplained"}}} {
+		out := filepath.Join(dir, v.file)
+		args := append([]string{"import", aoaDir, "--name", "rfc", "--manifests", manifests, "-o", out}, v.extra...)
+		msg, err := exec.Command(deployctl, args...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("deployctl %s: %v\n%s", strings.Join(args, " "), err, lastLines(string(msg), 20))
+		}
+		got, err := loadPlatform(out, os.TempDir())
+		if err != nil {
+			return "", err
+		}
+		if len(got.Apps) != len(hand.Apps) {
+			return "", fmt.Errorf("%s: %d apps imported, want %d", v.file, len(got.Apps), len(hand.Apps))
+		}
+		missing, extra := orderDiff(hand, got)
+		if v.extra == nil && len(missing) > 0 {
+			return "", fmt.Errorf("the import of the app-of-apps does not order %d pairs the hand-written graph orders: %s", len(missing), strings.Join(head(missing, 8), " "))
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d of the hand-written graph's %d ordered pairs, %d more", strings.Join(append([]string{"import"}, v.extra...), " "),
+			len(hand.closure())-len(missing), len(hand.closure()), len(extra)))
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+func head(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("+%d more", len(s)-n))
+	}
+	return s
 }
