@@ -809,15 +809,15 @@ func (r *rfcRun) teardown() (string, error) {
 		return "", fmt.Errorf("deployctl teardown %s left: %s", tw.Metadata.Name, strings.Join(left, "; "))
 	}
 	// SC-4: of everything the stand-in deployed, only the retained
-	// volumes are left (Released, Retain: ceph-storageclasses ships them
-	// with Delete=false, as a provisioner's volumes would never be Argo
-	// CD's to delete). The PVCs go with their apps; waited for.
+	// volumes are left (Released, Retain: ceph-operator's provisioner made
+	// them, as Ceph's would, so they are no app's to delete). The PVCs go
+	// with their apps; waited for.
 	var pvs []string
 	if err := h.waitFor("nothing of the stand-in left but its retained PersistentVolumes", 2*time.Minute, func() (bool, error) {
 		var other []string
 		var err error
 		pvs, other, err = r.leftovers()
-		return err == nil && len(other) == 0 && len(pvs) == rfcPVs, fmt.Errorf("left besides %d retained PVs (want %d): %v %v", len(pvs), rfcPVs, other, err)
+		return err == nil && len(other) == 0 && len(pvs) == rfcClaims(), fmt.Errorf("left besides %d retained PVs (want %d, one per claim): %v %v", len(pvs), rfcClaims(), other, err)
 	}); err != nil {
 		return "", fmt.Errorf("SC-4 after %s: %w", tw.Metadata.Name, err)
 	}
@@ -827,7 +827,7 @@ func (r *rfcRun) teardown() (string, error) {
 
 // leftovers: the stand-in's objects still in the cluster (by its label,
 // over every listable kind but its own CRDs' kinds): its PVs with reclaim
-// policy Retain and no claim (Released, or Available), and everything else.
+// policy Retain whose claim is gone (Released), and everything else.
 func (r *rfcRun) leftovers() (pvs, other []string, err error) {
 	h := r.s.h
 	res, err := h.kubectl("api-resources", "--verbs=list", "-o", "name")
@@ -859,9 +859,8 @@ func (r *rfcRun) leftovers() (pvs, other []string, err error) {
 	}
 	for _, it := range list.Items {
 		id := it.Kind + " " + strings.TrimPrefix(it.Metadata.Namespace+"/"+it.Metadata.Name, "/")
-		// Released: its claim is gone; Available: it never had one (8
-		// volumes, 7 claims).
-		if it.Kind == "PersistentVolume" && (it.Status.Phase == "Released" || it.Status.Phase == "Available") && it.Spec.PersistentVolumeReclaimPolicy == "Retain" {
+		// Released: its claim is gone (the provisioner made one per claim).
+		if it.Kind == "PersistentVolume" && it.Status.Phase == "Released" && it.Spec.PersistentVolumeReclaimPolicy == "Retain" {
 			pvs = append(pvs, it.Metadata.Name+" "+it.Status.Phase)
 			continue
 		}

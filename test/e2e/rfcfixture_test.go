@@ -37,9 +37,12 @@ import (
 //     by the spec's health check for its kind (Ready=True: Healthy). Synced
 //     before its CRD the sync fails; without its controller it is never
 //     Healthy.
-//   - storage: ceph-storageclasses ships the StorageClass ceph-block and its
-//     static PersistentVolumes; the stateful apps' PVCs name it and stay
-//     Pending (Progressing) before.
+//   - storage: ceph-storageclasses ships the StorageClass ceph-block (Retain),
+//     whose provisioner is ceph-operator's controller (-provision: it makes a
+//     volume for each claim the kube-controller-manager hands it, as Ceph's
+//     CSI provisioner would); the stateful apps' PVCs name it and stay
+//     Pending (Progressing) before. The volumes are no app's resources, so a
+//     teardown leaves them Released (SC-4).
 //   - admission: kyverno ships a failurePolicy Fail validating webhook served
 //     by its own pod (TLS from a CA made per run); it intercepts every object
 //     labelled rfcAdmitted (kyverno-policies and the stacks that depend on
@@ -93,6 +96,8 @@ type rfcApp struct {
 	port     int         // a Service named after the app on this port
 	webhook  bool
 	config   bool // a ConfigMap (what an app without a mechanism deploys)
+	// provision: its controller is ceph-block's provisioner (rfcProvisioner)
+	provision bool
 }
 
 const noPod = -1
@@ -108,7 +113,7 @@ var rfcApps = map[string]rfcApp{
 	"sealed-secrets":       {pod: 2 * time.Second, crds: []string{"sealedsecrets"}, kinds: []string{"sealedsecrets"}},
 	// storage-operators
 	"ceph-operator": {pod: 5 * time.Second, crds: []string{"cephclusters", "cephblockpools"}, kinds: []string{"cephclusters", "cephblockpools"},
-		gate: "cephblockpools=ceph.rook.io/v1/cephclusters/rook-ceph/rook-ceph"},
+		gate: "cephblockpools=ceph.rook.io/v1/cephclusters/rook-ceph/rook-ceph", provision: true},
 	"postgres-operator": {pod: 4 * time.Second, crds: []string{"postgresqls"}, kinds: []string{"postgresqls"}},
 	"redis-operator":    {pod: 4 * time.Second, crds: []string{"redisclusters"}, kinds: []string{"redisclusters"}},
 	// storage
@@ -164,13 +169,14 @@ var rfcApps = map[string]rfcApp{
 var rfcAdmittedStacks = map[string]bool{"developer-platform": true, "application-infrastructure": true}
 
 const (
-	rfcAdmitted  = "admission.e2e.deployctl.dev/enforce"
-	rfcPartOf    = "e2e-rfc"
-	rfcPVs       = 8
-	rfcWebhook   = "rfc-kyverno"
-	rfcSpecFile  = "rfc.yaml"
-	rfcRoot      = "rfc-root"
-	rfcGitPrefix = "rfc-aoa"
+	rfcAdmitted = "admission.e2e.deployctl.dev/enforce"
+	rfcPartOf   = "e2e-rfc"
+	// rfcProvisioner: ceph-block's provisioner, as Rook names its RBD one.
+	rfcProvisioner = "rook-ceph.rbd.csi.ceph.com"
+	rfcWebhook     = "rfc-kyverno"
+	rfcSpecFile    = "rfc.yaml"
+	rfcRoot        = "rfc-root"
+	rfcGitPrefix   = "rfc-aoa"
 )
 
 // rfcRef: the reference spec's view of the graph and of where each app goes.
@@ -416,28 +422,10 @@ spec:
 		add(`apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: ceph-block, labels: %s}
-provisioner: kubernetes.io/no-provisioner
+provisioner: %s
 volumeBindingMode: Immediate
 reclaimPolicy: Retain
-`, labels)
-		// The volumes stand in for what Ceph's provisioner makes under a
-		// Retain class: Argo CD must not delete them with their app
-		// (Delete=false), so a teardown leaves them Released (SC-4).
-		for i := 0; i < rfcPVs; i++ {
-			add(`apiVersion: v1
-kind: PersistentVolume
-metadata:
-  name: rfc-pv-%d
-  labels: %s
-  annotations: {argocd.argoproj.io/sync-options: Delete=false}
-spec:
-  capacity: {storage: 1Gi}
-  accessModes: [ReadWriteOnce]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ceph-block
-  hostPath: {path: %s/rfc-pv-%d, type: DirectoryOrCreate}
-`, i, labels, pvDir, i)
-		}
+`, labels, rfcProvisioner)
 	}
 	if sa.pod == noPod {
 		return strings.Join(docs, "---\n")
@@ -454,8 +442,8 @@ metadata: {name: rfc-%s, labels: %s}
 rules:
 - apiGroups: ["%s"]
   resources: ["*"]
-  verbs: [get, list, watch, patch]
-`, a.name, labels, strings.Join(keys(groups), `", "`))
+  verbs: [get, list, watch, patch]%s
+`, a.name, labels, strings.Join(keys(groups), `", "`), provisionRules(sa.provision))
 	add(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata: {name: rfc-%s, labels: %s}
@@ -481,6 +469,9 @@ subjects:
 		args = append(args, "-needs-url="+strings.Join(sa.needsURL, ","))
 	}
 	mounts, volumes := "", ""
+	if sa.provision {
+		args = append(args, "-provision="+rfcProvisioner+"="+pvDir, "-labels=app.kubernetes.io/part-of="+rfcPartOf)
+	}
 	if sa.webhook {
 		args = append(args, "-webhook=/tls")
 		mounts = "\n        volumeMounts: [{name: tls, mountPath: /tls, readOnly: true}]"
@@ -863,4 +854,35 @@ func head(s []string, n int) []string {
 		return append(s[:n:n], fmt.Sprintf("+%d more", len(s)-n))
 	}
 	return s
+}
+
+// provisionRules: what a provisioner may do (external-provisioner's own
+// ClusterRole, less events and snapshots): read claims and classes, make
+// volumes.
+func provisionRules(provision bool) string {
+	if !provision {
+		return ""
+	}
+	return `
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
+  verbs: [get, list, watch]
+- apiGroups: [""]
+  resources: [persistentvolumes]
+  verbs: [get, list, watch, create]
+- apiGroups: [storage.k8s.io]
+  resources: [storageclasses]
+  verbs: [get, list, watch]`
+}
+
+// rfcClaims: how many PersistentVolumeClaims the stand-in makes, so how
+// many volumes its provisioner makes and a teardown retains (SC-4).
+func rfcClaims() int {
+	n := 0
+	for _, a := range rfcApps {
+		if a.pvc {
+			n++
+		}
+	}
+	return n
 }

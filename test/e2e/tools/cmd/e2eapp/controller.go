@@ -19,6 +19,12 @@ package main
 //	                        DIR/tls.crt and DIR/tls.key once ready; it admits
 //	                        everything (the point is that nothing is admitted
 //	                        while it is not serving: failurePolicy Fail)
+//	-provision NAME=DIR      once ready, a dynamic provisioner named NAME: for
+//	                        every claim the PV controller hands to NAME (its
+//	                        StorageClass exists and names it) it makes a
+//	                        hostPath volume under DIR bound to that claim, with
+//	                        the class's reclaim policy and the -labels given
+//	-labels K=V,...          labels of the volumes it makes
 //
 // /ready answers 200 once ready (the pod's readiness probe), /healthz always.
 
@@ -177,6 +183,8 @@ func controller(args []string) error {
 	needsF := fs.String("needs", "", "group/version/plural/namespace/name,...: objects Ready before this is ready")
 	needsURL := fs.String("needs-url", "", "URL,...: answering 200 before this is ready")
 	webhook := fs.String("webhook", "", "directory with tls.crt and tls.key: serve an admitting webhook on :8443 once ready")
+	provisionF := fs.String("provision", "", "NAME=DIR: once ready, provision hostPath volumes under DIR for claims whose class names provisioner NAME")
+	labelsF := fs.String("labels", "", "K=V,...: labels of the volumes -provision makes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -205,12 +213,27 @@ func controller(args []string) error {
 		}
 		needs = append(needs, r)
 	}
+	var prov *provisioner
+	if *provisionF != "" {
+		name, dir, ok := strings.Cut(*provisionF, "=")
+		if !ok || name == "" || !strings.HasPrefix(dir, "/") {
+			errs = append(errs, fmt.Sprintf("-provision %q: want NAME=/absolute/dir", *provisionF))
+		}
+		prov = &provisioner{name: name, dir: dir, labels: map[string]string{}}
+		for _, kv := range splitList(*labelsF) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				errs = append(errs, fmt.Sprintf("-labels %q: want K=V", kv))
+			}
+			prov.labels[k] = v
+		}
+	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	never := os.Getenv("NEVER_READY") == "true"
 	var k *kube
-	if len(kinds) > 0 || len(needs) > 0 {
+	if len(kinds) > 0 || len(needs) > 0 || prov != nil {
 		var err error
 		if k, err = newKube(); err != nil {
 			return err
@@ -238,7 +261,7 @@ func controller(args []string) error {
 			log.Fatal(err)
 		}
 	}()
-	log.Printf("controller: kinds %v, gates %v, ready after %s, needs %v %v, webhook %q, never %v", kinds, gates, *after, needs, splitList(*needsURL), *webhook, never)
+	log.Printf("controller: kinds %v, gates %v, ready after %s, needs %v %v, webhook %q, provision %q, never %v", kinds, gates, *after, needs, splitList(*needsURL), *webhook, *provisionF, never)
 	webhookUp := false
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -279,6 +302,9 @@ func controller(args []string) error {
 		}
 		for _, kd := range kinds {
 			reconcile(k, kd, gates)
+		}
+		if prov != nil {
+			prov.provision(k)
 		}
 	}
 }
