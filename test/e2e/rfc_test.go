@@ -718,6 +718,9 @@ func (r *rfcRun) failAndResume(mode, spec, broken string) (rfcRow, error) {
 	}
 	v := w0.violations(s.p)
 	row.violations = len(v)
+	// A resume in place resets the run's startedAt (Argo's retry): the
+	// order is checked from the first attempt's start, over both.
+	w2.Status.StartedAt = w.Status.StartedAt
 	edges, _, oerr := s.checkOrder(w2, apps2)
 	if len(v) > 0 || oerr != nil {
 		return row, fmt.Errorf("order violations in %s: %v %v", w.Metadata.Name, v, oerr)

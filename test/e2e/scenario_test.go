@@ -53,10 +53,8 @@ func TestScenario(t *testing.T) {
 		// Argo CD v3.6.1's application controller once panicked in its
 		// cluster cache during its clean-up: supervise.sh restarts a dead
 		// Argo process, as a Deployment would, and the row says so.
-		// Still opt-in (E2E_RFC=1): in the full run of cd5c5cd it failed at
-		// SC-4, deploystep's teardown reporting the volumes kept by
-		// Delete=false as PARTIAL (exit 2), which stops the teardown of the
-		// apps below (test/e2e/README.md, step 14).
+		// Still opt-in (E2E_RFC=1): CI time (about 13 min beside CI's 30),
+		// and SC-3 has yet to pass on a cluster (test/e2e/README.md, step 14).
 		{"14 rfc platform vs waves", 1, s.rfcPlatform, "newest", "E2E_RFC"},
 		// The Quickstart as a reader runs it (issue 27): a fresh shell, a
 		// folder outside the repository, the example spec. It checks the
