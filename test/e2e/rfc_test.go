@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -113,7 +114,7 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 			err = fmt.Errorf("clean-up: %w", cerr)
 		}
 	}()
-	if err := r.reset(false); err != nil {
+	if err := r.reset(); err != nil {
 		return "", fmt.Errorf("reset: %w", err)
 	}
 
@@ -124,16 +125,34 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 	}
 	t0 := time.Now()
 	var rows []rfcRow
+	// What the cluster held before Argo CD alone: its reset must leave
+	// nothing more (checked over every listable kind).
+	nsBefore, err := r.presentNamespaces()
+	if err != nil {
+		return "", err
+	}
+	invBefore, err := r.inventory()
+	if err != nil {
+		return "", err
+	}
 	alone, err := r.argoAlone()
 	if err != nil {
 		return "", fmt.Errorf("Argo CD alone: %w", err)
 	}
 	rows = append(rows, alone)
-	if err := r.reset(true); err != nil {
+	phase("Argo CD alone", t0)
+	t0 = time.Now()
+	if err := r.clear(nsBefore); err != nil {
 		return "", fmt.Errorf("reset after Argo CD alone: %w", err)
 	}
-
-	phase("Argo CD alone+reset", t0)
+	invAfter, err := r.inventory()
+	if err != nil {
+		return "", err
+	}
+	if added := setMinus(invAfter, invBefore); len(added) > 0 {
+		return "", fmt.Errorf("reset after Argo CD alone: %d objects the cluster did not hold before it: %s", len(added), strings.Join(head(added, 10), "; "))
+	}
+	phase(fmt.Sprintf("its reset (%d objects before, %d after, 0 added)", len(invBefore), len(invAfter)), t0)
 
 	// c. deployctl, plugin mode (measured), validate on the 41 apps, then
 	// (d) its teardown: nothing left but the retained volumes (SC-4).
@@ -158,7 +177,7 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 	}
 	phase("teardown", t0)
 	t0 = time.Now()
-	if err := r.reset(false); err != nil {
+	if err := r.reset(); err != nil {
 		return "", fmt.Errorf("reset after the teardown: %w", err)
 	}
 	phase("reset", t0)
@@ -171,7 +190,7 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 			fmt.Print(rfcTable(rows))
 			return "", fmt.Errorf("deployctl pod mode: %w", err)
 		}
-		if err := r.reset(false); err != nil {
+		if err := r.reset(); err != nil {
 			return "", fmt.Errorf("reset after pod mode: %w", err)
 		}
 		phase("pod deploy+reset", t0)
@@ -877,21 +896,16 @@ func (r *rfcRun) leftovers() (pvs, other []string, err error) {
 	return pvs, other, nil
 }
 
-// reset removes every Application of the stand-in (the app-of-apps' too)
-// with its resources, then what Argo CD leaves (CRDs, the webhook if its
+// reset removes every Application of the stand-in with its resources
+// (Argo CD's cascade: used where deployctl's deploy or teardown ran to its
+// end, a few seconds), then what Argo CD leaves (CRDs, the webhook if its
 // app did not remove it, PersistentVolumes): the next run starts from an
-// empty cluster, a CR before its CRD failing again.
-func (r *rfcRun) reset(rootFirst bool) error {
+// empty cluster, a CR before its CRD failing again. After Argo CD alone,
+// clear does it without the cascade.
+func (r *rfcRun) reset() error {
 	h := r.s.h
-	// The cascade through an app-of-apps stopped half-way can take longer
-	// than h.kubectl's 2 minutes (seen: killed at 2 min).
 	del := func(args ...string) (string, error) {
 		return h.run(6*time.Minute, h.repo, filepath.Join(h.bin, "kubectl"), args...)
-	}
-	if rootFirst {
-		if _, err := del("-n", argocdNS, "delete", "applications.argoproj.io", rfcRoot, "--ignore-not-found", "--wait=true", "--timeout=300s"); err != nil {
-			return err
-		}
 	}
 	all := append(append([]string{rfcRoot}, r.stackNames()...), r.s.p.Apps...)
 	if _, err := del(append([]string{"-n", argocdNS, "delete", "applications.argoproj.io", "--ignore-not-found", "--wait=true", "--timeout=300s"}, all...)...); err != nil {
@@ -910,6 +924,195 @@ func (r *rfcRun) reset(rootFirst bool) error {
 		out2, err2 := h.kubectl("get", "pv", "-l", "app.kubernetes.io/part-of="+rfcPartOf, "-o", "name")
 		left := strings.Fields(out + " " + out2)
 		return err == nil && err2 == nil && len(left) == 0, fmt.Errorf("left: %s %v %v", strings.Join(left, " "), err, err2)
+	})
+}
+
+// presentNamespaces: the stand-in's namespaces that exist now (kube-system
+// always does).
+func (r *rfcRun) presentNamespaces() (map[string]bool, error) {
+	out, err := r.s.h.kubectl("get", "namespaces", "-o", "name")
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, n := range strings.Fields(out) {
+		have[strings.TrimPrefix(n, "namespace/")] = true
+	}
+	present := map[string]bool{"kube-system": true}
+	for _, n := range r.ref.namespaces() {
+		if have[n] {
+			present[n] = true
+		}
+	}
+	return present, nil
+}
+
+// inventory: every object of every listable kind but events, as "kind
+// namespace/name", sorted.
+func (r *rfcRun) inventory() ([]string, error) {
+	h := r.s.h
+	res, err := h.kubectl("api-resources", "--verbs=list", "-o", "name")
+	if err != nil {
+		return nil, err
+	}
+	var kinds []string
+	for _, k := range strings.Fields(res) {
+		if k != "events" && k != "events.events.k8s.io" {
+			kinds = append(kinds, k)
+		}
+	}
+	out, err := h.kubectl("get", strings.Join(kinds, ","), "-A", "-o", `jsonpath={range .items[*]}{.apiVersion}/{.kind} {.metadata.namespace}/{.metadata.name}{"\n"}{end}`)
+	if err != nil {
+		return nil, err
+	}
+	inv := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(inv)
+	return inv, nil
+}
+
+// setMinus: the elements of a not in b.
+func setMinus(a, b []string) []string {
+	in := map[string]bool{}
+	for _, x := range b {
+		in[x] = true
+	}
+	var out []string
+	for _, x := range a {
+		if !in[x] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// clear removes the stand-in without Argo CD's cascade, which through an
+// app-of-apps stopped half-way took about 4 minutes: every Application of
+// it (root, stacks, apps) deleted with its finalizer removed, so Argo CD
+// deletes nothing; the webhook; the stand-in's namespaces that keep does
+// not name, whole; in those it names, the objects labelled as the
+// stand-in's; then every cluster-scoped object so labelled (CRDs and with
+// them their resources, RBAC, the StorageClass, the volumes). It returns
+// once nothing labelled as the stand-in's is left over every listable kind,
+// no Application of it and none of those namespaces, or fails.
+func (r *rfcRun) clear(keep map[string]bool) error {
+	h := r.s.h
+	del := func(args ...string) (string, error) {
+		return h.run(4*time.Minute, h.repo, filepath.Join(h.bin, "kubectl"), args...)
+	}
+	sel := "app.kubernetes.io/part-of=" + rfcPartOf
+	all := append(append([]string{rfcRoot}, r.stackNames()...), r.s.p.Apps...)
+	own := map[string]bool{}
+	for _, n := range all {
+		own[n] = true
+	}
+	// Deleted first (a deleted app-of-apps creates no more children), then
+	// unblocked; again for any a stack created meanwhile.
+	if _, err := del(append([]string{"-n", argocdNS, "delete", "applications.argoproj.io", "--ignore-not-found", "--wait=false"}, all...)...); err != nil {
+		return err
+	}
+	if err := h.waitFor("the stand-in's Applications deleted without cascade", 2*time.Minute, func() (bool, error) {
+		apps, err := h.applications()
+		if err != nil {
+			return false, err
+		}
+		var left []string
+		for n := range apps {
+			if own[n] {
+				left = append(left, n)
+			}
+		}
+		sort.Strings(left)
+		if len(left) == 0 {
+			return true, nil
+		}
+		if _, err := del(append([]string{"-n", argocdNS, "delete", "applications.argoproj.io", "--ignore-not-found", "--wait=false"}, left...)...); err != nil {
+			return false, err
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(left))
+		sem := make(chan struct{}, 8)
+		for i, n := range left {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				_, errs[i] = h.kubectl("-n", argocdNS, "patch", "applications.argoproj.io", n, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+			}()
+		}
+		wg.Wait()
+		return false, fmt.Errorf("%d left: %s (%v)", len(left), strings.Join(head(left, 5), " "), errors.Join(errs...))
+	}); err != nil {
+		return err
+	}
+	if _, err := h.kubectl("delete", "validatingwebhookconfiguration", rfcWebhook, "--ignore-not-found"); err != nil {
+		return err
+	}
+	var gone []string
+	for _, n := range r.ref.namespaces() {
+		if !keep[n] {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		if _, err := h.kubectl(append([]string{"delete", "namespace", "--ignore-not-found", "--wait=false"}, gone...)...); err != nil {
+			return err
+		}
+	}
+	nsKinds, err := h.kubectl("api-resources", "--namespaced=true", "--verbs=list,delete", "-o", "name")
+	if err != nil {
+		return err
+	}
+	clKinds, err := h.kubectl("api-resources", "--namespaced=false", "--verbs=list,delete", "-o", "name")
+	if err != nil {
+		return err
+	}
+	var nk []string
+	for _, k := range strings.Fields(nsKinds) {
+		if k != "events" && k != "events.events.k8s.io" {
+			nk = append(nk, k)
+		}
+	}
+	for n := range keep {
+		if _, err := del("delete", strings.Join(nk, ","), "-n", n, "-l", sel, "--ignore-not-found", "--wait=false"); err != nil {
+			return err
+		}
+	}
+	if err := h.waitFor("the stand-in's namespaces, pods and claims gone", 3*time.Minute, func() (bool, error) {
+		out, err := h.kubectl("get", "pods,pvc", "-A", "-l", sel, "-o", "name")
+		if err != nil {
+			return false, err
+		}
+		left := strings.Fields(out)
+		if len(gone) > 0 {
+			ns, err := h.kubectl(append([]string{"get", "namespace", "--ignore-not-found", "-o", "name"}, gone...)...)
+			if err != nil {
+				return false, err
+			}
+			left = append(left, strings.Fields(ns)...)
+		}
+		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(head(left, 8), " "))
+	}); err != nil {
+		return err
+	}
+	return h.waitFor("nothing of the stand-in left over every listable kind", 3*time.Minute, func() (bool, error) {
+		if _, err := del("delete", strings.Join(strings.Fields(clKinds), ","), "-l", sel, "--ignore-not-found", "--wait=true", "--timeout=120s"); err != nil {
+			return false, err
+		}
+		pvs, other, err := r.leftovers()
+		if err != nil {
+			return false, err
+		}
+		left := append(pvs, other...)
+		if len(left) == 0 {
+			return true, nil
+		}
+		for n := range keep { // what an in-flight sync made after the first pass
+			if _, err := del("delete", strings.Join(nk, ","), "-n", n, "-l", sel, "--ignore-not-found", "--wait=false"); err != nil {
+				return false, err
+			}
+		}
+		return false, fmt.Errorf("left: %s", strings.Join(head(left, 8), " "))
 	})
 }
 
@@ -932,14 +1135,10 @@ func (r *rfcRun) cleanup() error {
 	if _, err := h.kubectl("-n", argocdNS, "patch", "configmap", "argocd-cm", "--type=merge", "-p", string(patch)); err != nil {
 		return err
 	}
-	if err := r.reset(true); err != nil {
-		return err
-	}
-	// Waited for: the Quickstart's example (step 13) deploys into two of
-	// them (cert-manager, ingress-nginx), and nothing can be created in a
-	// namespace still terminating.
-	_, err := h.kubectl(append([]string{"delete", "namespace", "--ignore-not-found", "--wait=true", "--timeout=180s"}, r.ref.namespaces()...)...)
-	return err
+	// The namespaces too, waited for: the Quickstart's example (step 13)
+	// deploys into two of them (cert-manager, ingress-nginx), and nothing
+	// can be created in a namespace still terminating.
+	return r.clear(map[string]bool{"kube-system": true})
 }
 
 func rfcTable(rows []rfcRow) string {
