@@ -64,8 +64,8 @@ type rfcRun struct {
 	gitWork string
 }
 
-func (s *scenario) rfcPlatform() (_ string, err error) {
-	h := s.h
+func (s *scenario) rfcPlatform() (detail string, err error) {
+	h, t0 := s.h, time.Now()
 	if s.qs == nil {
 		if err := s.quickstart(); err != nil {
 			return "", err
@@ -110,8 +110,12 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 		return "", err
 	}
 	defer func() {
+		t0 := time.Now()
 		if cerr := r.cleanup(); cerr != nil && err == nil {
 			err = fmt.Errorf("clean-up: %w", cerr)
+		}
+		if err == nil {
+			detail += ", clean-up " + sec(time.Since(t0))
 		}
 	}()
 	if err := r.reset(); err != nil {
@@ -123,7 +127,8 @@ func (s *scenario) rfcPlatform() (_ string, err error) {
 	phase := func(name string, t0 time.Time) {
 		notes = append(notes, fmt.Sprintf("%s %s", name, sec(time.Since(t0))))
 	}
-	t0 := time.Now()
+	phase("stand-in, edge proof, first reset", t0)
+	t0 = time.Now()
 	var rows []rfcRow
 	// What the cluster held before Argo CD alone: its reset must leave
 	// nothing more (checked over every listable kind).
