@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"sigs.k8s.io/yaml"
 )
 
 // ---- 14: the RFC's 41-app platform, where order matters, side by side
@@ -186,6 +188,25 @@ func (s *scenario) rfcPlatform() (detail string, err error) {
 		return "", fmt.Errorf("reset after the teardown: %w", err)
 	}
 	phase("reset", t0)
+	// The import path deployed: opt-in (CI time, test/e2e/README.md).
+	if os.Getenv("E2E_RFC_IMPORT") != "" {
+		t0 = time.Now()
+		spec, err := r.importedSpec("plugin")
+		if err != nil {
+			return "", err
+		}
+		row, err := r.deployctl("plugin", spec)
+		row.system = "deployctl, imported spec"
+		rows = append(rows, row)
+		if err != nil {
+			fmt.Print(rfcTable(rows))
+			return "", fmt.Errorf("deployctl, the imported spec: %w", err)
+		}
+		if err := r.reset(); err != nil {
+			return "", fmt.Errorf("reset after the imported spec: %w", err)
+		}
+		phase("imported deploy+reset", t0)
+	}
 	// Pod mode, the clean measured run: opt-in (CI time, test/e2e/README.md).
 	if os.Getenv("E2E_RFC_POD") != "" {
 		t0 = time.Now()
@@ -563,6 +584,41 @@ func (r *rfcRun) deployctl(mode, spec string) (rfcRow, error) {
 		row.detail += "; e.g. " + strings.Join(ex, "; ")
 	}
 	return row, nil
+}
+
+// importedSpec: what edgeProof's `deployctl import` of the app-of-apps
+// wrote (imported.yaml), made to run here as the hand-written spec is
+// (rfcRef.spec): this cluster's step image, Secrets, step timeouts and
+// retries, the stand-in kinds' health checks. Its graph and its apps'
+// fields (the Applications' syncPolicy among them) stay as imported.
+func (r *rfcRun) importedSpec(mode string) (string, error) {
+	in := filepath.Join(r.work, "imported.yaml")
+	b, err := os.ReadFile(in)
+	if err != nil {
+		return "", err
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return "", fmt.Errorf("%s: %w", in, err)
+	}
+	spec, _ := doc["spec"].(map[string]any)
+	argocd, _ := spec["argocd"].(map[string]any)
+	wf, _ := spec["workflow"].(map[string]any)
+	defaults, _ := spec["defaults"].(map[string]any)
+	if argocd == nil || wf == nil || defaults == nil {
+		return "", fmt.Errorf("%s: no spec.argocd, spec.workflow or spec.defaults", in)
+	}
+	argocd["caSecret"] = map[string]any{"name": "argocd-ca", "key": "ca.crt"}
+	argocd["tokenSecret"] = map[string]any{"name": "deployctl-argocd-token", "key": "token"}
+	wf["image"], wf["imagePullPolicy"], wf["stepMode"] = "local.test/deploystep:dev", "Never", mode
+	rfcStepSettings(defaults)
+	spec["healthCustomizations"] = rfcHealthCustomizations()
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	f := filepath.Join(r.work, "rfc-imported-"+mode+".yaml")
+	return f, os.WriteFile(f, out, 0o600)
 }
 
 // settings: the Quickstart's settings block for spec on this cluster.
