@@ -188,38 +188,39 @@ func (s *scenario) rfcPlatform() (detail string, err error) {
 		return "", fmt.Errorf("reset after the teardown: %w", err)
 	}
 	phase("reset", t0)
+	// A further deploy measured as in c., then a reset.
+	measured := func(system, mode, spec, what string) error {
+		t0 := time.Now()
+		row, err := r.deployctl(mode, spec)
+		if system != "" {
+			row.system = system
+		}
+		rows = append(rows, row)
+		if err != nil {
+			fmt.Print(rfcTable(rows))
+			return fmt.Errorf("deployctl, %s: %w", what, err)
+		}
+		if err := r.reset(); err != nil {
+			return fmt.Errorf("reset after %s: %w", what, err)
+		}
+		phase(what+" deploy+reset", t0)
+		return nil
+	}
 	// The import path deployed: opt-in (CI time, test/e2e/README.md).
 	if os.Getenv("E2E_RFC_IMPORT") != "" {
-		t0 = time.Now()
 		spec, err := r.importedSpec("plugin")
 		if err != nil {
 			return "", err
 		}
-		row, err := r.deployctl("plugin", spec)
-		row.system = "deployctl, imported spec"
-		rows = append(rows, row)
-		if err != nil {
-			fmt.Print(rfcTable(rows))
-			return "", fmt.Errorf("deployctl, the imported spec: %w", err)
+		if err := measured("deployctl, imported spec", "plugin", spec, "imported"); err != nil {
+			return "", err
 		}
-		if err := r.reset(); err != nil {
-			return "", fmt.Errorf("reset after the imported spec: %w", err)
-		}
-		phase("imported deploy+reset", t0)
 	}
 	// Pod mode, the clean measured run: opt-in (CI time, test/e2e/README.md).
 	if os.Getenv("E2E_RFC_POD") != "" {
-		t0 = time.Now()
-		row, err := r.deployctl("pod", specs["pod"])
-		rows = append(rows, row)
-		if err != nil {
-			fmt.Print(rfcTable(rows))
-			return "", fmt.Errorf("deployctl pod mode: %w", err)
+		if err := measured("", "pod", specs["pod"], "pod"); err != nil {
+			return "", err
 		}
-		if err := r.reset(); err != nil {
-			return "", fmt.Errorf("reset after pod mode: %w", err)
-		}
-		phase("pod deploy+reset", t0)
 	}
 	// e. SC-3 in pod mode: one operator broken, the deploy fails there,
 	// fixed, resumed (whose templates stay applied for the steps after
