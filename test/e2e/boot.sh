@@ -28,7 +28,8 @@
 #               has): that role ends rolled_back to 4.0.7, the playbook fails,
 #               no other release changes
 # Prints each step's time and each role's RESULT; the transcripts are in
-# $STATE/boot/logs. Exits non-zero on the first step that does not do what
+# $STATE/boot/logs, copied to $STATE/logs/boot (kept by down.sh) at the end,
+# with diag.txt (Workflows, step pods' and Argo CD's logs) after a failure. Exits non-zero on the first step that does not do what
 # it should.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -39,9 +40,32 @@ export PATH=$REPO_ROOT/bin:$BOOT:$B:$PATH
 W=$STATE/boot; L=$W/logs; mkdir -p "$W" "$L"
 REPO=http://127.0.0.1:8879
 pf_pid=
+# diagnose: what a failed step needs (Workflows, the step pods' logs, Argo
+# CD's, events) into $L/diag.txt; the failed pods' last lines on stderr.
+diagnose() {
+  log "   diagnostics in $STATE/logs/boot/diag.txt"
+  {
+    kubectl get pods -A -o wide
+    kubectl -n argo get workflows -o yaml
+    for p in $(kubectl -n argo get pods -l workflows.argoproj.io/workflow -o name); do
+      echo "== $p"; kubectl -n argo logs "$p" --all-containers --prefix --tail=100
+    done
+    for d in deploy/argocd-server deploy/argocd-repo-server statefulset/argocd-application-controller; do
+      echo "== argocd $d"; kubectl -n argocd logs "$d" --tail=100
+    done
+    kubectl get events -A --sort-by=.lastTimestamp | tail -80
+  } >"$L/diag.txt" 2>&1
+  for p in $(kubectl -n argo get pods -l workflows.argoproj.io/workflow --field-selector=status.phase=Failed -o name 2>/dev/null | head -3); do
+    log "   $p:"; kubectl -n argo logs "$p" -c main --tail=15 2>&1 | sed 's/^/   | /' >&2
+  done
+}
 cleanup() {
+  local rc=$?
+  if ((rc != 0)) && kubectl get --raw /readyz >/dev/null 2>&1; then diagnose || true; fi
   [[ -n $pf_pid ]] && kill "$pf_pid" 2>/dev/null || true
   stop_pidfile "$RUN/chart-repo.pid"
+  # down.sh keeps $STATE/logs only
+  rm -rf "$STATE/logs/boot"; cp -r "$L" "$STATE/logs/boot" 2>/dev/null || true
 }
 trap cleanup EXIT
 step() { log "== $*"; t_step=$(date +%s); }
