@@ -196,7 +196,7 @@ for r in argocd argo-workflows argo-events sealed-secrets gitops-handoff; do
 done
 grep -qE 'RESULT gitops-handoff .* decision=submit ' "$L/site-2.results" &&
   grep -q 'gitops-handoff : Apply | Submit the platform deploy workflow' "$L/site-2.results" || die "the handoff submitted no deploy: $L/site-2.txt"
-grep -q 'gitops-handoff : Apply | Ensure the CA Secret spec.argocd.caSecret names' "$L/site-2.results" || die "the handoff wrote no CA Secret: $L/site-2.txt"
+grep -q 'gitops-handoff CA Secret: argo/argocd-ca from ' "$L/site-2.results" || die "the handoff reports no CA Secret: $L/site-2.txt"
 DEPLOY=$(sed -nE 's|^  RESULT gitops-handoff .* workflow=argo/([^ ]+) .*|\1|p' "$L/site-2.results")
 [[ -n $DEPLOY ]] || die "no deploy workflow in the handoff's RESULT"
 [[ $(kubectl -n argo get secret argocd-ca -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}') == deployctl ]] ||
