@@ -211,7 +211,7 @@ func TestBootstrapRerunChangesNothing(t *testing.T) {
 	}
 	handoff := r.reports[len(r.reports)-1]
 	want := "the last run e2e-b of this spec Succeeded and all " + itoa(len(applications(p))) + " apps are Healthy and Synced"
-	if handoff["status"] != "success" || handoff["decision"] != "up-to-date" || handoff["reason"] != want ||
+	if handoff["status"] != "success" || handoff["decision"] != "up-to-date" || handoff["reason"] != want || handoff["spec_hash"] != fakeSpecHash ||
 		handoff["workflow"] != "argo/e2e-b" || handoff["ca_secret"] != "argo/argocd-ca from Secret argocd-server-tls, ca.crt" {
 		t.Errorf("handoff report %v", handoff)
 	}
