@@ -27,6 +27,14 @@
 // deploy workflow's last node does, through the Argo CD API, once every app
 // is Healthy (INV-2, docs/requirements.md#inv-2-single-deployment-path).
 //
+// When the spec names argocd.caSecret, gitops-handoff also writes that
+// Secret (labelled as deployctl's; never replacing one deployctl did not
+// write), from deployctl_argocd_ca or else the certificate argocd-server
+// serves, parsed and checked for spec.argocd.server's host first. It
+// decides about the deploy as the executor does: it follows a deploy of
+// this spec still running, submits nothing when the last one Succeeded and
+// every app is Healthy and Synced, and refuses while another run goes on.
+//
 // Generate returns nothing for a platform without a bootstrap section.
 package bootstrap
 
@@ -35,6 +43,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
 	"regexp"
 	"sort"
 	"strings"
@@ -42,6 +51,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/deployctl/deployctl/pkg/compile"
 	"github.com/deployctl/deployctl/pkg/healthlua"
 	"github.com/deployctl/deployctl/pkg/spec"
 	"github.com/deployctl/deployctl/templates"
@@ -156,6 +166,10 @@ func Generate(p *spec.Platform) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	ca, err := caSecretOf(p)
+	if err != nil {
+		return nil, err
+	}
 	tokenName, tokenKey := p.Spec.ArgoCD.TokenSecret.Name, p.Spec.ArgoCD.TokenSecret.Key
 	if tokenName == "" {
 		tokenName = spec.DefaultTokenSecret
@@ -165,6 +179,9 @@ func Generate(p *spec.Platform) (map[string][]byte, error) {
 	}
 	base := map[string]any{
 		"Platform":               p.Metadata.Name,
+		"CASecretName":           ca.name,
+		"CASecretKey":            ca.key,
+		"ArgoCDHost":             ca.host,
 		"ArgoCDNamespace":        p.Spec.ArgoCD.Namespace,
 		"WorkflowNamespace":      p.Spec.Workflow.Namespace,
 		"WorkflowServiceAccount": p.Spec.Workflow.ServiceAccount,
@@ -225,6 +242,7 @@ func Generate(p *spec.Platform) (map[string][]byte, error) {
 
 	handoff := with(base, map[string]any{
 		"Role": "gitops-handoff", "Requires": handoffRequires, "DependsOn": handoffRequires,
+		"Applications": applications(p),
 		"Description":  "Applies the generated orchestration and submits the platform deploy workflow (deployctl docs/requirements.md#rfc-622-bootstrap-actions)",
 		"ManifestDirs": ManifestDirs, "RequiredDirs": RequiredDirs, "RequiredCRDs": handoffCRDs,
 		"TokenSecretName": tokenName, "TokenSecretKey": tokenKey,
@@ -269,6 +287,44 @@ func checkChart(field string, c spec.Chart) error {
 		return fmt.Errorf("%s.version %q must be an exact chart version (like 1.2.3), not a range or latest", field, c.Version)
 	}
 	return nil
+}
+
+// caSecret is spec.argocd.caSecret for the handoff (empty without one),
+// with the host of spec.argocd.server its certificate must name.
+type caSecret struct{ name, key, host string }
+
+func caSecretOf(p *spec.Platform) (caSecret, error) {
+	ref := p.Spec.ArgoCD.CASecret
+	if ref == nil {
+		return caSecret{}, nil
+	}
+	ca := caSecret{name: ref.Name, key: ref.Key}
+	if ca.key == "" {
+		ca.key = "ca.crt" // as the steps mount it
+	}
+	host, _, err := net.SplitHostPort(p.Spec.ArgoCD.Server)
+	if err != nil {
+		return caSecret{}, fmt.Errorf("spec.argocd.server %q: %w", p.Spec.ArgoCD.Server, err)
+	}
+	ca.host = host
+	return ca, nil
+}
+
+// applications are the platform's Applications as namespace/name, sorted:
+// every app's and, with spec.bootstrap.rootApplication, the root one.
+func applications(p *spec.Platform) []string {
+	var out []string
+	for i := range p.Spec.Stacks {
+		for j := range p.Spec.Stacks[i].Apps {
+			a := &p.Spec.Stacks[i].Apps[j]
+			out = append(out, compile.AppNamespace(p, a)+"/"+a.Name)
+		}
+	}
+	if b := p.Spec.Bootstrap; b != nil && b.RootApplication != nil {
+		out = append(out, p.Spec.ArgoCD.Namespace+"/"+compile.RootApplicationName(p.Metadata.Name))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // projects are the Argo CD projects the workflows' account may manage.

@@ -568,9 +568,19 @@ func TestHandoff(t *testing.T) {
 			t.Errorf("gitops-handoff applies %s", d)
 		}
 	}
+	// Tasks may read Applications (the handoff's up-to-date check), never write one.
 	for name, b := range files {
-		if strings.Contains(string(b), "kind: Application\n") {
+		if strings.Contains(string(b), "kind: Application\n") && !strings.HasSuffix(name, "/tasks/main.yml") {
 			t.Errorf("%s defines an Application", name)
+		}
+	}
+	for _, role := range Roles {
+		for _, tk := range roleTasks(t, files, role) {
+			args, _ := tk.args.(map[string]any)
+			def, _ := args["definition"].(map[string]any)
+			if tk.module != "kubernetes.core.k8s_info" && (args["kind"] == "Application" || def["kind"] == "Application") {
+				t.Errorf("%s: task %q writes an Application (%s)", role, tk.name, tk.module)
+			}
 		}
 	}
 	if !strings.Contains(string(files["roles/gitops-handoff/tasks/main.yml"]), "deliberately NOT created\n# here (INV-2, deployctl docs/requirements.md#inv-2-single-deployment-path)") {
@@ -710,11 +720,17 @@ func TestAnsibleSyntaxCheck(t *testing.T) {
 
 // TestAnsibleLint runs ansible-lint on the generated tree (offline: the
 // collections come from the system, nothing is fetched).
+// The tree of a spec naming argocd.caSecret (the handoff's CA tasks) too.
 func TestAnsibleLint(t *testing.T) {
 	need(t, "ansible-lint")
-	dir := writeTree(t, load(t, reference))
-	run(t, dir, "ansible-lint", "--offline", "--nocolor")
+	for _, p := range []*spec.Platform{load(t, reference), withCA(t)} {
+		dir := writeTree(t, p)
+		run(t, dir, "ansible-lint", "--offline", "--nocolor")
+	}
 }
+
+// fakeSpecHash is the spec hash of runSite's generated deploy template.
+const fakeSpecHash = "0123456789abcdef"
 
 // fakeCluster is the state file of testdata/fakecluster, a stand-in for the
 // kubernetes.core collection whose modules answer from a JSON file.
@@ -747,17 +763,32 @@ type fakeRel struct {
 }
 
 type fakeObject struct {
+	Kind     string `json:"kind,omitempty"`
 	Metadata struct {
-		Name      string            `json:"name"`
-		Namespace string            `json:"namespace"`
-		Labels    map[string]string `json:"labels"`
+		Name              string            `json:"name"`
+		Namespace         string            `json:"namespace"`
+		Labels            map[string]string `json:"labels,omitempty"`
+		CreationTimestamp string            `json:"creationTimestamp,omitempty"`
 	} `json:"metadata"`
-	Data map[string]string `json:"data"`
+	Data map[string]string `json:"data,omitempty"`
 	Spec struct {
 		WorkflowTemplateRef struct {
-			Name string `json:"name"`
+			Name string `json:"name,omitempty"`
 		} `json:"workflowTemplateRef"`
 	} `json:"spec"`
+	Status  map[string]any `json:"status,omitempty"`
+	Manager string         `json:"manager,omitempty"` // the fake's: the field manager of the last apply
+}
+
+// object makes a fake object for a test to put in the cluster first.
+func object(kind, ns, name string, labels map[string]string, data map[string]string, status map[string]any) fakeObject {
+	var o fakeObject
+	o.Kind, o.Metadata.Name, o.Metadata.Namespace, o.Metadata.Labels, o.Data, o.Status = kind, name, ns, labels, data, status
+	return o
+}
+
+func (fc *fakeCluster) put(o fakeObject) {
+	fc.Objects[o.Kind+"/"+o.Metadata.Namespace+"/"+o.Metadata.Name] = o
 }
 
 func newFakeCluster(p *spec.Platform) *fakeCluster {
@@ -781,7 +812,7 @@ type bootstrapRun struct {
 
 // runSite writes the tree with sibling folders of manifests, encrypts the
 // token with ansible-vault, and runs site.yml against the fake cluster.
-func runSite(t *testing.T, p *spec.Platform, fc *fakeCluster) (bootstrapRun, string) {
+func runSite(t *testing.T, p *spec.Platform, fc *fakeCluster, extra ...string) (bootstrapRun, string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs ansible-playbook for minutes; skipped with -short")
@@ -795,10 +826,11 @@ func runSite(t *testing.T, p *spec.Platform, fc *fakeCluster) (bootstrapRun, str
 		"rbac/kustomization.yaml":                       "resources: [deployctl.yaml]\n",
 		"cluster-workflow-templates/sync-and-wait.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: ClusterWorkflowTemplate\nmetadata: {name: deployctl-sync-and-wait}\nspec:\n  templates:\n  - name: s\n    container: {image: x, args: ['{{inputs.parameters.app}}']}\n",
 		"cluster-workflow-templates/kustomization.yaml": "resources: [sync-and-wait.yaml]\n",
-		"workflow-templates/deploy.yaml":                "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata: {name: " + p.Metadata.Name + "-deploy, namespace: argo}\n",
-		"events/sensor.yaml":                            "apiVersion: argoproj.io/v1alpha1\nkind: Sensor\nmetadata: {name: s, namespace: argo}\n",
-		"applications/metallb.yaml":                     "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: metallb}\n",
-		"gitops/root-application.yaml":                  "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: root}\n",
+		"workflow-templates/deploy.yaml": "# Generated\napiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata:\n  name: " + p.Metadata.Name +
+			"-deploy\n  namespace: argo\n  labels: {deployctl.dev/spec-hash: " + fakeSpecHash + "}\n",
+		"events/sensor.yaml":           "apiVersion: argoproj.io/v1alpha1\nkind: Sensor\nmetadata: {name: s, namespace: argo}\n",
+		"applications/metallb.yaml":    "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: metallb}\n",
+		"gitops/root-application.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: root}\n",
 	}
 	for name, body := range siblings {
 		path := filepath.Join(gen, name)
@@ -820,8 +852,8 @@ func runSite(t *testing.T, p *spec.Platform, fc *fakeCluster) (bootstrapRun, str
 
 	fake, err := filepath.Abs("testdata/fakecluster")
 	must(t, err)
-	cmd := exec.Command("ansible-playbook", "site.yml", "--vault-password-file", pw, "-e", "@"+vault,
-		"-e", "deployctl_validate_retries=1", "-e", "deployctl_validate_delay=1")
+	cmd := exec.Command("ansible-playbook", append([]string{"site.yml", "--vault-password-file", pw, "-e", "@" + vault,
+		"-e", "deployctl_validate_retries=1", "-e", "deployctl_validate_delay=1"}, extra...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "ANSIBLE_CONFIG="+filepath.Join(dir, "ansible.cfg"), "ANSIBLE_NOCOLOR=1",
 		"ANSIBLE_COLLECTIONS_PATH="+fake, "ANSIBLE_PIPELINING=True", "DEPLOYCTL_FAKE_CLUSTER="+state, "ANSIBLE_STDOUT_CALLBACK=ansible.posix.json")
@@ -894,12 +926,42 @@ func helmCalls(r bootstrapRun) []map[string]any {
 // the handoff applies exactly the orchestration folders (Argo expressions
 // untouched, no Applications), writes the vaulted token and submits the
 // deploy workflow, and the token never reaches the output.
+//
+// The spec names a caSecret: the handoff writes it, labelled as deployctl's,
+// from the self-signed certificate Argo CD's argocd-server made for itself
+// (argocd-secret's tls.crt). The last deploy of this spec Succeeded, but one
+// app is Degraded: so a new deploy is submitted, saying why.
 func TestBootstrapRunsAgainstAFakeCluster(t *testing.T) {
 	t.Parallel()
 	p := load(t, reference)
-	r, gen := runSite(t, p, newFakeCluster(p))
+	p.Spec.ArgoCD.CASecret = &spec.SecretKeyRef{Name: "argocd-ca", Key: "ca.crt"}
+	fc := newFakeCluster(p)
+	served := selfSigned(t, argoCDHosts("argocd")...)
+	fc.put(object("Secret", "argocd", "argocd-secret", nil, map[string]string{"tls.crt": b64(served), "tls.key": "c2VjcmV0LWtleQ=="}, nil))
+	fc.put(finishedDeploy(p, "e2e-old", "2029-01-01T00:00:00Z", fakeSpecHash, "Succeeded"))
+	for _, a := range applications(p) {
+		health := "Healthy"
+		if a == "argocd/backstage" {
+			health = "Degraded"
+		}
+		fc.put(application(p, a, health, "Synced"))
+	}
+	r, gen := runSite(t, p, fc)
 	if !r.ok {
 		t.Fatalf("site.yml failed:\n%s", r.output)
+	}
+	if strings.Contains(r.output, "c2VjcmV0LWtleQ==") {
+		t.Error("argocd-secret's key reached ansible-playbook's output")
+	}
+	ca := r.state.Objects["Secret/argo/argocd-ca"]
+	if got := unb64(t, ca.Data["ca.crt"]); got != strings.TrimSpace(served) || ca.Metadata.Labels["app.kubernetes.io/managed-by"] != "deployctl" ||
+		ca.Metadata.Labels["deployctl.dev/platform"] != p.Metadata.Name {
+		t.Errorf("CA Secret %+v, want argocd-secret's tls.crt, labelled", ca)
+	}
+	handoff := r.reports[len(r.reports)-1]
+	if handoff["decision"] != "submit" || handoff["reason"] != "the last run e2e-old of this spec Succeeded, but argocd/backstage is Degraded/Synced" ||
+		handoff["ca_secret"] != "argo/argocd-ca from Secret argocd-secret, tls.crt" {
+		t.Errorf("handoff report %v", handoff)
 	}
 	want := []string{"argocd=success", "argo-workflows=success", "argo-events=success", "sealed-secrets=success", "gitops-handoff=success"}
 	if got := statuses(r); !reflect.DeepEqual(got, want) {
@@ -947,13 +1009,14 @@ func TestBootstrapRunsAgainstAFakeCluster(t *testing.T) {
 	}
 	var wfs []fakeObject
 	for key, o := range r.state.Objects {
-		if strings.HasPrefix(key, "Workflow/") {
+		if strings.HasPrefix(key, "Workflow/") && o.Metadata.Name != "e2e-old" {
 			wfs = append(wfs, o)
 		}
 	}
 	if len(wfs) != 1 || !strings.HasPrefix(wfs[0].Metadata.Name, p.Metadata.Name+"-deploy-") ||
 		wfs[0].Spec.WorkflowTemplateRef.Name != p.Metadata.Name+"-deploy" ||
-		wfs[0].Metadata.Labels["deployctl.dev/platform"] != p.Metadata.Name || wfs[0].Metadata.Labels["deployctl.dev/action"] != "deploy" {
+		wfs[0].Metadata.Labels["deployctl.dev/platform"] != p.Metadata.Name || wfs[0].Metadata.Labels["deployctl.dev/action"] != "deploy" ||
+		wfs[0].Metadata.Labels["deployctl.dev/spec-hash"] != fakeSpecHash {
 		t.Errorf("submitted workflows %+v", wfs)
 	}
 	if strings.Contains(r.output, "s3cret-token") || strings.Contains(r.output, "czNjcmV0LXRva2Vu") {
@@ -999,6 +1062,10 @@ func TestBootstrapRollsBackAFailedValidation(t *testing.T) {
 	}
 	if rel := r.state.Releases["argo-events/argo-events"]; rel.Chart != events.Chart+"-2.4.8" || rel.Values["previous"] != true {
 		t.Errorf("argo-events after rollback: %+v", rel)
+	}
+	// RESULT names the release the rollback restored.
+	if rep := r.reports[2]; rep["chart"] != events.Chart+"-2.4.8" || fmt.Sprint(rep["revision"]) != "4" || rep["version"] != "v2.4.8" {
+		t.Errorf("argo-events RESULT %v, want the restored release (chart %s-2.4.8, revision 4)", rep, events.Chart)
 	}
 	if len(r.state.Applied) != 0 || len(r.state.Objects) != 0 {
 		t.Errorf("the handoff ran after a failed role: applied %v, objects %v", r.state.Applied, r.state.Objects)

@@ -100,6 +100,13 @@ func Readme(out *compile.Output, plans Plans, files []string) ([]byte, error) {
 	default:
 		fmt.Fprintf(&b, "- nothing for TLS: the steps trust the system CA roots for `%s`; give `spec.argocd.caSecret` for a private CA.\n\n", cd.Server)
 	}
+	if spec.Spec.Bootstrap != nil {
+		b.WriteString("With the bootstrap (`bootstrap/`), its gitops-handoff role writes these Secrets: the token from Ansible Vault")
+		if cd.CASecret != nil {
+			b.WriteString(", the CA from `deployctl_argocd_ca` or else the certificate argocd-server serves (never replacing a Secret deployctl did not write)")
+		}
+		b.WriteString(".\n\n")
+	}
 
 	b.WriteString("**Apply** (after every `deployctl generate`; a repeat changes nothing):\n\n")
 	block("apply",

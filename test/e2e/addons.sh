@@ -22,40 +22,6 @@ AWF_MANIFESTS=$GOMODCACHE/$AWF_MODULE@$AWF/manifests
 [[ -d $AWF_MANIFESTS ]] || die "no Argo Workflows manifests at $AWF_MANIFESTS"
 apply() { kubectl apply --server-side --force-conflicts --field-manager=e2e-harness "$@" >/dev/null; }
 
-# host_service NS NAME PORTSPEC...: a Service without selector whose only
-# endpoint is NODE_IP, so pods reach a host process by its cluster DNS name.
-# PORTSPEC is name:port:targetPort:protocol.
-host_service() {
-  local ns=$1 name=$2; shift 2
-  local sp="" ep="" spec n p tp proto
-  for spec in "$@"; do
-    IFS=: read -r n p tp proto <<<"$spec"
-    sp+="  - {name: $n, port: $p, targetPort: $tp, protocol: $proto}"$'\n'
-    ep+="- {name: $n, port: $tp, protocol: $proto}"$'\n'
-  done
-  apply -f - <<YAML
-apiVersion: v1
-kind: Service
-metadata: {name: $name, namespace: $ns, labels: {e2e.deployctl.dev/host-service: "true"}}
-spec:
-  ${HOST_SVC_IP:+clusterIP: $HOST_SVC_IP}
-  ports:
-$sp---
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: $name-host
-  namespace: $ns
-  labels: {kubernetes.io/service-name: $name, endpointslice.kubernetes.io/managed-by: e2e.deployctl.dev}
-addressType: IPv4
-endpoints:
-- addresses: [$NODE_IP]
-  conditions: {ready: true}
-ports:
-$ep
-YAML
-}
-
 # --- CoreDNS: cluster.local only; no forward plugin, so no name ever leaves the machine
 mkdir -p "$STATE/coredns"
 cat >"$STATE/coredns/Corefile" <<EOF2
@@ -105,9 +71,16 @@ kubectl create namespace platform --dry-run=client -o yaml | apply -f -
 
 # E2E_EMPTY=1 (issue 26, the bootstrap path): Kubernetes, CoreDNS and the
 # storage class only; the generated bootstrap installs the rest as pods.
+# The test platform's Git repository is served to pods too (Argo CD's
+# repo-server runs as a pod there): git daemon also listens on NODE_IP, and
+# the Service git.default (GIT_POD_URL) points at it.
 if [[ ${E2E_EMPTY:-} == 1 ]]; then
+  "$E2E_DIR/gitrepo.sh" init
+  start git-daemon git daemon --listen=127.0.0.1 --listen="$NODE_IP" --port="$GIT_PORT" --base-path="$STATE/git" --export-all --reuseaddr "$STATE/git"
+  host_service default git git:"$GIT_PORT":"$GIT_PORT":TCP
+  waitfor "git ls-remote git://$NODE_IP:$GIT_PORT/platform.git" 30
   waitfor "curl -sf http://127.0.0.1:8181/ready" 30
-  log "add-ons up (empty cluster): CoreDNS, StorageClass e2e-manual; nothing of Argo"
+  log "add-ons up (empty cluster): CoreDNS, StorageClass e2e-manual, $GIT_POD_URL; nothing of Argo"
   exit 0
 fi
 

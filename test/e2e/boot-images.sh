@@ -40,7 +40,11 @@ closure() {
 }
 # Built once per pair of tools bin dirs, next to the boot programs, then
 # linked into DIR (the argocd image alone takes tens of seconds to gzip).
-cache=$(dirname "$boot")/images-$(basename "$(dirname "$full")"); mkdir -p "$cache"
+# This script's own hash is in the name: a change to an image rebuilds them.
+cache=$(dirname "$boot")/images-$(basename "$(dirname "$full")")-$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-8); mkdir -p "$cache"
+# The module cache holds files read-only and never executable (0444): the
+# repo-server runs the wrapper, so the image gets an executable copy.
+install -m 0755 "$wrapper" "$cache/git-verify-wrapper.sh"
 mk() { # NAME TAG ARGS...
   local name=$1 tag=$2; shift 2
   if [[ ! -f $cache/$name.tar ]]; then
@@ -50,7 +54,7 @@ mk() { # NAME TAG ARGS...
   ln -f "$cache/$name.tar" "$out/$name.tar" 2>/dev/null || cp "$cache/$name.tar" "$out/$name.tar"
 }
 # shellcheck disable=SC2046
-mk argocd "$ACD" -file "$full/argocd=/usr/local/bin/argocd" -file "$wrapper=/usr/local/bin/git-verify-wrapper.sh" \
+mk argocd "$ACD" -file "$full/argocd=/usr/local/bin/argocd" -file "$cache/git-verify-wrapper.sh=/usr/local/bin/git-verify-wrapper.sh" \
   $(closure /usr/bin/git /usr/bin/dash) -file /usr/bin/dash=/bin/sh -user 999:999 &
 # shellcheck disable=SC2046
 mk redis "$ACD" $(closure /usr/bin/redis-server) -entrypoint /usr/bin/redis-server -user 999:999 &

@@ -23,6 +23,8 @@ DNS_SVC_IP=10.213.64.10
 APISERVER=https://$NODE_IP:6443
 ARGOCD_ADDR=$NODE_IP:8080
 GIT_PORT=9418
+# The same repository as pods reach it in E2E_EMPTY mode (addons.sh).
+GIT_POD_URL=git://git.default.svc.cluster.local:$GIT_PORT/platform.git
 FW_CHAIN=DCTL-E2E-FWD
 IN_CHAIN=DCTL-E2E-IN
 
@@ -116,3 +118,37 @@ tools_key() {
   { echo "$E2E_VERSIONS"; module_key "$TOOLS_DIR"; module_key "$AWF_DIR"; [[ $ACD_DIR == "$TOOLS_DIR" ]] || module_key "$ACD_DIR"; } | sha256sum | cut -c1-16
 }
 tools_bin() { echo "$CACHE_ROOT/set-$E2E_VERSIONS-$(tools_key)/bin"; }
+
+# host_service NS NAME PORTSPEC...: a Service without selector whose only
+# endpoint is NODE_IP, so pods reach a host process by its cluster DNS name.
+# PORTSPEC is name:port:targetPort:protocol; HOST_SVC_IP fixes the cluster IP.
+host_service() {
+  local ns=$1 name=$2; shift 2
+  local sp="" ep="" spec n p tp proto
+  for spec in "$@"; do
+    IFS=: read -r n p tp proto <<<"$spec"
+    sp+="  - {name: $n, port: $p, targetPort: $tp, protocol: $proto}"$'\n'
+    ep+="- {name: $n, port: $tp, protocol: $proto}"$'\n'
+  done
+  kubectl apply --server-side --force-conflicts --field-manager=e2e-harness -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: $name, namespace: $ns, labels: {e2e.deployctl.dev/host-service: "true"}}
+spec:
+  ${HOST_SVC_IP:+clusterIP: $HOST_SVC_IP}
+  ports:
+$sp---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: $name-host
+  namespace: $ns
+  labels: {kubernetes.io/service-name: $name, endpointslice.kubernetes.io/managed-by: e2e.deployctl.dev}
+addressType: IPv4
+endpoints:
+- addresses: [$NODE_IP]
+  conditions: {ready: true}
+ports:
+$ep
+YAML
+}

@@ -6,6 +6,8 @@
 # deployments, statefulsets, endpoints, and kinds whose API it serves.
 # state["bad_charts"] lists "<chart>-<version>" whose workloads never become
 # ready. state["workflow_phase"] is the phase a submitted Workflow reaches.
+# state["objects"]["<Kind>/<namespace>/<name>"] are the other objects
+# (Secrets, Workflows, Applications); a test may put some there first.
 import json
 import os
 import sys
@@ -120,7 +122,47 @@ def k8s_cluster_info(st, p):
 
 
 def _selector(p):
-    return dict(s.split("=", 1) for s in p.get("label_selectors") or [] if "!=" not in s)
+    return dict(s.split("=", 1) for s in p.get("label_selectors") or [] if "!=" not in s and "=" in s)
+
+
+def _labels(obj):
+    labels = dict(obj.get("metadata", {}).get("labels") or {})
+    if obj.get("kind") == "Workflow" and (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed", "Error"):
+        labels["workflows.argoproj.io/completed"] = "true"
+    return labels
+
+
+def _matches(obj, selectors):
+    """Label selectors as the API server reads them: k=v, k!=v, k in (a,b)."""
+    labels = _labels(obj)
+    for s in selectors or []:
+        s = s.strip()
+        if " in (" in s:
+            k, vals = s.split(" in (", 1)
+            if labels.get(k.strip()) not in [v.strip() for v in vals.rstrip(")").split(",")]:
+                return False
+        elif "!=" in s:
+            k, v = s.split("!=", 1)
+            if labels.get(k) == v:
+                return False
+        elif "=" in s:
+            k, v = s.split("=", 1)
+            if labels.get(k) != v:
+                return False
+        else:
+            raise ValueError("fake k8s_info: selector %r not understood" % s)
+    return True
+
+
+def _objects(st, kind, ns, name, selectors):
+    res = []
+    for key, obj in sorted(st["objects"].items()):
+        k, ons, oname = key.split("/", 2)
+        if k != kind or (ns and ons != ns) or (name and oname != name):
+            continue
+        if _matches(obj, selectors):
+            res.append(obj)
+    return res
 
 
 def k8s_info(st, p):
@@ -158,17 +200,9 @@ def k8s_info(st, p):
         if _selector(p).get("sealedsecrets.bitnami.com/sealed-secrets-key") == "active":
             res = [_named("sealed-secrets-key-fake")] if any(c == "sealed-secrets" for c in _installed_charts(st)) else []
         else:
-            obj = st["objects"].get("Secret/%s/%s" % (ns, name))
-            res = [obj] if obj else []
-    elif kind == "Workflow":
-        for key, obj in sorted(st["objects"].items()):
-            if not key.startswith("Workflow/%s/" % ns):
-                continue
-            if name and obj["metadata"]["name"] != name:
-                continue
-            if not name and obj["status"]["phase"] in ("Succeeded", "Failed", "Error"):
-                continue  # the completed!=true selector
-            res.append(obj)
+            res = _objects(st, kind, ns, name, p.get("label_selectors"))
+    elif kind in ("Workflow", "Application"):
+        res = _objects(st, kind, ns, name, p.get("label_selectors"))
     else:
         served = {k for c in _installed_charts(st) for k in st["charts"].get(c, {}).get("kinds") or []}
         if kind not in served:
@@ -192,12 +226,28 @@ def k8s(st, p):
         return {"changed": True}
     meta = dict(d.get("metadata") or {})
     if p.get("generate_name"):
-        meta["name"] = p["generate_name"] + "fake%d" % (len(st["objects"]) + 1)
+        n = len(st["objects"]) + 1
+        meta["name"] = p["generate_name"] + "fake%d" % n
+        meta["creationTimestamp"] = "2030-01-01T00:%02d:00Z" % n
     meta["namespace"] = ns
     obj = dict(d, metadata=meta)
     if kind == "Workflow":
         obj["status"] = {"phase": st.get("workflow_phase", "Running")}
-    st["objects"]["%s/%s/%s" % (kind, ns, meta["name"])] = obj
+    key = "%s/%s/%s" % (kind, ns, meta["name"])
+    old = st["objects"].get(key)
+    if old is not None and kind == "Secret":
+        # A server-side apply of what is there changes nothing; one that
+        # takes fields another manager owns needs force_conflicts.
+        if old.get("data") == obj.get("data") and (old["metadata"].get("labels") or {}) == (meta.get("labels") or {}):
+            return {"changed": False, "result": old}
+        if old.get("manager") and old["manager"] != (p.get("server_side_apply") or {}).get("field_manager") \
+                and not (p.get("server_side_apply") or {}).get("force_conflicts"):
+            return {"failed": True, "msg": "Apply failed with 1 conflict: conflict with \"%s\"" % old["manager"]}
+    if p.get("server_side_apply"):
+        obj["manager"] = p["server_side_apply"]["field_manager"]
+    if check:
+        return {"changed": True, "result": obj}
+    st["objects"][key] = obj
     return {"changed": True, "result": obj}
 
 
