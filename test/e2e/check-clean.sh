@@ -43,6 +43,9 @@ check)
   for d in /proc/[0-9]*; do
     cl=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline") || continue
     exe=$(readlink "$d/exe" 2>/dev/null || true)
+    # A flock waiting for a lock is another user queueing for the cluster
+    # (its command names the state dir), not something the harness left.
+    [[ $exe == */flock ]] && continue
     if [[ $cl == *"$STATE/"* || $exe == "$CACHE_ROOT/"* ]]; then procs+="${d#/proc/}:${cl:0:60} "; fi
   done
   [[ -z $procs ]] && row processes ok "none left" || row processes LEAK "$procs"
