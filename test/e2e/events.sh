@@ -66,6 +66,22 @@ for w in sorted(json.load(sys.stdin)["items"], key=lambda w: (w["metadata"]["cre
           min(nodes) if nodes else "-", msg)'
 }
 names() { wfs | awk '{print $1}' | sort; }
+# samples.py: the samples files written below, a time line then one
+# indented line per object: samples(path) yields (time, [fields of each]).
+cat >"$E/samples.py" <<'PY'
+def samples(path):
+    when, cur = None, []
+    for line in open(path):
+        if not line.startswith("  "):
+            if when:
+                yield when, cur
+            when, cur = line.strip(), []
+        elif line.strip():
+            cur.append(line.split())
+    if when:
+        yield when, cur
+PY
+export PYTHONPATH=$E
 
 # --- 0. the webhook token
 log "== events 0. the webhook token"
@@ -203,22 +219,15 @@ log "   runs (name trigger phase created started finished first-node message):"
 sed 's/^/   | /' "$E/runs.txt" >&2
 python3 - "$E/samples.txt" "$E/runs.txt" "$first" "$second" "$third" >"$E/overlap.txt" <<'PY' || { cat "$E/overlap.txt" >&2; fail "two runs of the platform ran at once"; }
 import sys
-samples, runs, ours = sys.argv[1], sys.argv[2], sys.argv[3:]
+samples_file, runs, ours = sys.argv[1], sys.argv[2], sys.argv[3:]
 bad = []
+from samples import samples
 # 1. every sample: at most one run Running and not waiting for the lock
-cur, when = [], None
-def check():
-    running = [l.split()[0] for l in cur if l.split()[2] == "Running" and not l.split()[7].startswith("Waiting_for")]
+for when, cur in samples(samples_file):
+    running = [f[0] for f in cur if f[2] == "Running" and not f[7].startswith("Waiting_for")]
     if len(running) > 1:
         bad.append(f"{when}: running at once: {running}")
-for line in open(samples):
-    if not line.startswith("  "):
-        if when: check()
-        when, cur = line.strip(), []
-    else:
-        cur.append(line.strip())
-if when: check()
-waited = {l.split()[0] for l in open(samples) if l.startswith("  ") and "Waiting_for" in l}
+waited = {f[0] for _, cur in samples(samples_file) for f in cur if f[7].startswith("Waiting_for")}
 # 2. afterwards: no run's first node starts before another's end
 rs = [l.split() for l in open(runs)]
 rs = [r for r in rs if r[6] != "-"]
@@ -276,18 +285,11 @@ for a, b in zip(rs, rs[1:]):
     if a[3] == "-" or b[2] < a[3]:
         bad.append(f"{b[0]} started {b[2]} before {a[0]} finished {a[3]}")
 # every sample: at most one run unfinished
-cur, when = [], None
-def check():
-    open_ = [l.split()[0] for l in cur if l.split()[4] in ("Pending", "Running")]
+from samples import samples
+for when, cur in samples(sys.argv[2]):
+    open_ = [f[0] for f in cur if f[4] in ("Pending", "Running")]
     if len(open_) > 1:
         bad.append(f"{when}: {open_} at once")
-for line in open(sys.argv[2]):
-    if not line.startswith("  "):
-        if when: check()
-        when, cur = line.strip(), []
-    else:
-        cur.append(line.strip())
-if when: check()
 print(f"{len(rs)} runs: " + "; ".join(f"{r[0]} {r[2][11:19]}-{r[3][11:19]} {r[4]}" for r in rs))
 for b in bad:
     print("BAD", b)
