@@ -36,8 +36,10 @@ B=$(tools_bin)
 export PATH=$REPO_ROOT/bin:$B:$PATH
 pf_pid=
 cron_patched=
+sampler=
 cleanup() {
   [[ -n $pf_pid ]] && kill "$pf_pid" 2>/dev/null || true
+  [[ -n $sampler ]] && kill "$sampler" 2>/dev/null || true
   stop_pidfile "$RUN/chart-repo-events.pid"
   if [[ -n $cron_patched ]]; then
     kubectl apply --server-side --force-conflicts --field-manager="$MANAGER" -f "$W/gen/events/validate-cronworkflow.yaml" >/dev/null 2>&1 ||
@@ -132,12 +134,13 @@ URL=http://127.0.0.1:$LPORT
 waitfor "curl -sf $URL/health" 60 || fail "the EventSource does not answer on $URL/health"
 log "   ready in $(( $(date +%s) - t_ev ))s"
 
-# post N EVENT ENDPOINT AUTH BODY WANT_HTTP WANT_WFS: one request, its status,
-# and the deploy Workflows that appear after it (waits for WANT_WFS of them,
-# then 5 s more for any extra; a refused one is given 10 s to show none).
+# post N EVENT ENDPOINT AUTH BODY WANT_HTTP WANT_WFS [SETTLE]: one request,
+# its status, and the deploy Workflows that appear after it (waits for
+# WANT_WFS of them, then SETTLE s (5) more for any extra; a refused one is
+# given 10 s to show none).
 known=$(names)
 post() {
-  local n=$1 ev=$2 ep=$3 auth=$4 body=$5 want_http=$6 want_wfs=$7 code hdr=() new i
+  local n=$1 ev=$2 ep=$3 auth=$4 body=$5 want_http=$6 want_wfs=$7 settle=${8:-5} code hdr=() new i
   case $auth in
   none) ;;
   wrong) hdr=(-H "Authorization: Bearer not-the-token") ;;
@@ -152,7 +155,7 @@ post() {
     ((want_wfs == 0 && i >= 10)) && break
     sleep 1
   done
-  ((want_wfs == 0)) || sleep 5
+  ((want_wfs == 0)) || sleep "$settle"
   new=$(comm -13 <(echo "$known") <(names) | grep . || true)
   known=$(names)
   local count; count=$(grep -c . <<<"$new" || true)
@@ -196,7 +199,13 @@ git -C "$G" -c commit.gpgsign=false commit -qm "e2e: Phase 3 push"
 git -C "$G" push -q origin main
 head_after=$("$E2E_DIR/gitrepo.sh" head)
 log "   pushed $head_before -> $head_after"
-post P1 "push of $head_after" /push bearer "$(push_body refs/heads/main "$head_after")" 200 1
+# Sampled every second from here on; P2 and P3 follow P1 as soon as its
+# Workflow exists (a deploy that fails fast still runs for seconds), and
+# the total after them proves each event made exactly one.
+(while :; do echo "$(date -u +%FT%TZ)"; wfs | sed 's/^/  /'; sleep 1; done) >"$E/samples.txt" 2>&1 &
+sampler=$!
+before_p=$known
+post P1 "push of $head_after" /push bearer "$(push_body refs/heads/main "$head_after")" 200 1 0
 first=$LAST_NEW
 [[ $(kubectl -n "$NS" get workflow "$first" -o jsonpath='{.metadata.labels.deployctl\.dev/trigger}') == git-push ]] || fail "$first is not labelled trigger=git-push"
 [[ $(kubectl -n "$NS" get workflow "$first" -o jsonpath='{.spec.workflowTemplateRef.name}') == "$P-deploy" ]] || fail "$first does not run $P-deploy"
@@ -205,13 +214,14 @@ first=$LAST_NEW
 log "== events 4. the same push and the manual endpoint while $first runs"
 phase_then=$(kubectl -n "$NS" get workflow "$first" -o jsonpath='{.status.phase}')
 log "   $first is ${phase_then:-Pending}"
-t_sample=$(date +%s)
-(while :; do echo "$(date -u +%FT%TZ)"; wfs | sed 's/^/  /'; sleep 1; done) >"$E/samples.txt" 2>&1 &
-sampler=$!
-post P2 "push of $head_after, again" /push bearer "$(push_body refs/heads/main "$head_after")" 200 1
+post P2 "push of $head_after, again" /push bearer "$(push_body refs/heads/main "$head_after")" 200 1 0
 second=$LAST_NEW
-post P3 "manual" /push/manual bearer '{"reason":"e2e"}' 200 1
+post P3 "manual" /push/manual bearer '{"reason":"e2e"}' 200 1 0
 third=$LAST_NEW
+sleep 5
+all=$(comm -13 <(echo "$before_p") <(names) | grep . || true)
+printf '| P1-P3 | all three, 5 s after P3 | - | - | - | - | %s (%s) |\n' "$(grep -c . <<<"$all")" "$(tr '\n' ' ' <<<"$all" | sed 's/ $//')" >>"$TABLE"
+[[ $(grep -c . <<<"$all") == 3 ]] || fail "P1-P3 made $(grep -c . <<<"$all") workflows, want 3: $all"
 [[ $(kubectl -n "$NS" get workflow "$third" -o jsonpath='{.metadata.labels.deployctl\.dev/trigger}') == manual ]] || fail "$third is not labelled trigger=manual"
 waitfor "! kubectl -n $NS get workflows -l deployctl.dev/platform=$P,workflows.argoproj.io/completed!=true --no-headers 2>/dev/null | grep -q ." 1500 ||
   { kill "$sampler"; fail "the queued runs did not finish within 25 min"; }
