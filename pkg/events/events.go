@@ -272,17 +272,17 @@ func ContainerSecurity() *corev1.SecurityContext {
 	}
 }
 
-// podTemplate is the Argo Events pod template: hardened, with a writable
-// /tmp since the root file system is read-only.
+// podTemplate is the Argo Events pod template: hardened. No /tmp volume:
+// Argo Events' controller (v1.9, reconciler/eventsource and sensor
+// resource.go) gives every EventSource and Sensor pod its own emptyDir
+// "tmp" at /tmp, so the read-only root file system has a writable /tmp; a
+// second one made the Deployment invalid ("Duplicate value: tmp", seen on
+// the bootstrapped e2e cluster: no EventSource or Sensor pod ever started).
 func podTemplate(serviceAccount string) *aev1.Template {
 	return &aev1.Template{
 		ServiceAccountName: serviceAccount,
 		SecurityContext:    PodSecurity(),
-		Container: &aev1.Container{
-			SecurityContext: ContainerSecurity(),
-			VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-		},
-		Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		Container:          &aev1.Container{SecurityContext: ContainerSecurity()},
 	}
 }
 

@@ -333,6 +333,18 @@ func TestEveryPodIsHardened(t *testing.T) {
 		}
 		checkPod(t, what, tpl.SecurityContext)
 		checkContainer(t, what, tpl.Container.SecurityContext)
+		// Argo Events adds its own emptyDir "tmp" at /tmp to these pods: a
+		// second one makes its Deployment invalid (seen on a real cluster).
+		for _, v := range tpl.Volumes {
+			if v.Name == "tmp" {
+				t.Errorf("%s: volume %q duplicates the one Argo Events adds", what, v.Name)
+			}
+		}
+		for _, m := range tpl.Container.VolumeMounts {
+			if m.Name == "tmp" || m.MountPath == "/tmp" {
+				t.Errorf("%s: mount %s at %s duplicates the one Argo Events adds", what, m.Name, m.MountPath)
+			}
+		}
 	}
 	js := g.eventBus.Spec.JetStream
 	checkPod(t, "EventBus", js.SecurityContext)
