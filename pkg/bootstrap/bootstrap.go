@@ -22,7 +22,9 @@
 // gitops-handoff applies the orchestration manifests generated beside the
 // bootstrap folder (kubernetes.core.k8s, server-side apply of the files),
 // ensures the Argo CD API token Secret of the workflows (its value from an
-// Ansible Vault variable, never plain text), and submits the platform deploy
+// Ansible Vault variable, never plain text) and, when its vaulted variable
+// is set, the bearer token Secret of the webhook EventSource
+// (spec.events.webhook.authSecret), and submits the platform deploy
 // workflow (RFC 6.2.2 step 9, docs/requirements.md#rfc-622-bootstrap-actions). It does not create the root Application: the
 // deploy workflow's last node does, through the Argo CD API, once every app
 // is Healthy (INV-2, docs/requirements.md#inv-2-single-deployment-path).
@@ -177,6 +179,7 @@ func Generate(p *spec.Platform) (map[string][]byte, error) {
 	if tokenKey == "" {
 		tokenKey = spec.DefaultTokenKey
 	}
+	webhook := p.Spec.Events.WebhookAuthSecret()
 	base := map[string]any{
 		"Platform":               p.Metadata.Name,
 		"CASecretName":           ca.name,
@@ -246,6 +249,7 @@ func Generate(p *spec.Platform) (map[string][]byte, error) {
 		"Description":  "Applies the generated orchestration and submits the platform deploy workflow (deployctl docs/requirements.md#rfc-622-bootstrap-actions)",
 		"ManifestDirs": ManifestDirs, "RequiredDirs": RequiredDirs, "RequiredCRDs": handoffCRDs,
 		"TokenSecretName": tokenName, "TokenSecretKey": tokenKey,
+		"WebhookSecretName": webhook.Name, "WebhookSecretKey": webhook.Key,
 	})
 	r.render("roles/gitops-handoff/tasks/main.yml", "roles/gitops-handoff-tasks.yml.tmpl", handoff)
 	r.render("roles/gitops-handoff/defaults/main.yml", "roles/gitops-handoff-defaults.yml.tmpl", handoff)

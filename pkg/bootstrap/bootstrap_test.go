@@ -384,8 +384,9 @@ func TestProhibitions(t *testing.T) {
 	}
 }
 
-// TestSecretsComeFromVault: the only Secret the bootstrap writes gets its
-// value from a vault_ variable, and the task hides it from the logs.
+// TestSecretsComeFromVault: the Secrets the bootstrap writes (the Argo CD
+// token, the webhook token) get their value from a vault_ variable, and
+// the task hides it from the logs.
 func TestSecretsComeFromVault(t *testing.T) {
 	files := generate(t, load(t, reference))
 	all := vars(t, files, "inventories/production/group_vars/all.yml")
@@ -424,8 +425,8 @@ func TestSecretsComeFromVault(t *testing.T) {
 			}
 		}
 	}
-	if secrets != 1 {
-		t.Fatalf("%d Secret definitions, want 1 (the Argo CD token)", secrets)
+	if secrets != 2 {
+		t.Fatalf("%d Secret definitions, want 2 (the Argo CD token, the webhook token)", secrets)
 	}
 	// No variable that names a credential holds a literal.
 	credential := regexp.MustCompile(`(token|password|passwd|credential)$`)
@@ -561,6 +562,31 @@ func TestHandoff(t *testing.T) {
 	if defaults["gitops_handoff_token_secret_name"] != p.Spec.ArgoCD.TokenSecret.Name ||
 		defaults["gitops_handoff_token_secret_key"] != p.Spec.ArgoCD.TokenSecret.Key {
 		t.Errorf("token secret %v/%v", defaults["gitops_handoff_token_secret_name"], defaults["gitops_handoff_token_secret_key"])
+	}
+	// The webhook token Secret: the spec's authSecret, written right after
+	// the Argo CD token Secret, and only when its vaulted variable is set
+	// (a run without it neither fails nor writes an empty token).
+	hook := p.Spec.Events.WebhookAuthSecret()
+	if defaults["gitops_handoff_webhook_secret_name"] != hook.Name || defaults["gitops_handoff_webhook_secret_key"] != hook.Key ||
+		defaults["gitops_handoff_webhook_token"] != "{{ deployctl_webhook_token }}" ||
+		all["deployctl_webhook_token"] != "{{ vault_deployctl_webhook_token | default('') }}" {
+		t.Errorf("webhook secret %v/%v from %v, %v", defaults["gitops_handoff_webhook_secret_name"], defaults["gitops_handoff_webhook_secret_key"],
+			defaults["gitops_handoff_webhook_token"], all["deployctl_webhook_token"])
+	}
+	for i, tk := range tasks {
+		if tk.name != "Apply | Ensure the webhook token Secret of the EventSource" {
+			continue
+		}
+		if i == 0 || tasks[i-1].name != "Apply | Ensure the Argo CD API token Secret for the workflows" {
+			t.Errorf("the webhook Secret task does not follow the token Secret task")
+		}
+		if tk.raw["when"] != "gitops_handoff_webhook_token | length > 0" {
+			t.Errorf("the webhook Secret task runs when %v", tk.raw["when"])
+		}
+		hook = spec.SecretKeyRef{}
+	}
+	if hook != (spec.SecretKeyRef{}) {
+		t.Error("no task writes the webhook token Secret")
 	}
 	dirs := stringify(defaults["gitops_handoff_manifest_dirs"])
 	for _, d := range []string{"applications", "gitops", "workflows\n"} {
@@ -844,7 +870,7 @@ func runSite(t *testing.T, p *spec.Platform, fc *fakeCluster, extra ...string) (
 	work := t.TempDir()
 	pw, vault, state := filepath.Join(work, "pw"), filepath.Join(work, "vault.yml"), filepath.Join(work, "state.json")
 	must(t, os.WriteFile(pw, []byte("test-password\n"), 0o600))
-	must(t, os.WriteFile(vault, []byte("vault_deployctl_argocd_token: s3cret-token\n"), 0o600))
+	must(t, os.WriteFile(vault, []byte("vault_deployctl_argocd_token: s3cret-token\nvault_deployctl_webhook_token: h00k-token\n"), 0o600))
 	run(t, work, "ansible-vault", "encrypt", "--vault-password-file", pw, vault)
 	b, err := json.Marshal(fc)
 	must(t, err)
@@ -1021,6 +1047,13 @@ func TestBootstrapRunsAgainstAFakeCluster(t *testing.T) {
 	}
 	if strings.Contains(r.output, "s3cret-token") || strings.Contains(r.output, "czNjcmV0LXRva2Vu") {
 		t.Error("the token reached ansible-playbook's output")
+	}
+	hook := p.Spec.Events.WebhookAuthSecret()
+	if secret, ok := r.state.Objects["Secret/argo/"+hook.Name]; !ok || len(secret.Data) != 1 || secret.Data[hook.Key] != "aDAway10b2tlbg==" { // base64("h00k-token")
+		t.Errorf("webhook token Secret %s: %+v", hook.Name, secret)
+	}
+	if strings.Contains(r.output, "h00k-token") || strings.Contains(r.output, "aDAway10b2tlbg==") {
+		t.Error("the webhook token reached ansible-playbook's output")
 	}
 }
 

@@ -111,9 +111,31 @@ func workflowTemplate(p *spec.Platform, action, hash string, extra []wfv1.Parame
 			PodGC:              &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess},
 			TTLStrategy:        &wfv1.TTLStrategy{SecondsAfterSuccess: ptr(int32(ttlAfterSuccess)), SecondsAfterFailure: ptr(int32(ttlAfterFailure))},
 			SecurityContext:    podSecurity(),
+			Synchronization:    synchronization(p.Metadata.Name, action),
 			Templates:          templates,
 		},
 	}
+}
+
+// MutexName is the Argo Workflows mutex a platform's deploy and teardown
+// runs hold: one run of a platform at a time (two would race on the same
+// apps). It lives in the workflow namespace (Mutex.Namespace empty: the
+// namespace of the Workflow), so platforms of other namespaces never share
+// it. The deploy and teardown of any scope take the same mutex.
+func MutexName(platform string) string { return spec.ReservedPrefix + platform }
+
+// synchronization holds the platform's mutex for the whole run of a deploy
+// or a teardown; validate only reads and takes none. A run submitted while
+// another holds it stays Pending ("Waiting for … lock") and starts when the
+// other ends, in creation order (Argo's queue): a push during a deploy still
+// deploys its commit after it. spec.synchronization.mutexes, not the older
+// singular mutex: Argo Workflows v3.6 added the list, v4 removed the
+// singular field, and both v3.7 and v4 accept the list.
+func synchronization(platform, action string) *wfv1.Synchronization {
+	if action != string(dag.Deploy) && action != string(dag.Teardown) {
+		return nil
+	}
+	return &wfv1.Synchronization{Mutexes: []*wfv1.Mutex{{Name: MutexName(platform)}}}
 }
 
 // podSecurity is the workflow-wide pod security context (the CWTs set their

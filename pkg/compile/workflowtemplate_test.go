@@ -5,6 +5,9 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/deployctl/deployctl/pkg/dag"
+	"github.com/deployctl/deployctl/pkg/spec"
 )
 
 // Every WorkflowTemplate runs its pods as non-root 65532 under the runtime's
@@ -67,6 +70,44 @@ func TestRetryStrategyReadsTheTaskArguments(t *testing.T) {
 			}
 			if r.Expression != "asInt(lastRetry.exitCode) == 75" {
 				t.Errorf("%s/%s retries on %q, want only the transient exit code 75", c.Name, tmpl.Name, r.Expression)
+			}
+		}
+	}
+}
+
+// One run of a platform at a time: the deploy and the teardown, in both
+// step modes and every scope, hold the same namespaced mutex named after
+// the platform, through the list field Argo Workflows v3.7 and v4 both
+// read (spec.synchronization.mutexes); validate, read-only, holds none.
+// A second run submitted meanwhile waits Pending on it (Argo's queue).
+func TestDeployAndTeardownHoldThePlatformMutex(t *testing.T) {
+	for _, mode := range []spec.StepMode{spec.StepModePod, spec.StepModePlugin} {
+		for _, scope := range []string{"platform", "stack:apps", "app:db"} {
+			d, err := dag.Load("testdata/shop.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Platform.Spec.Workflow.StepMode = mode
+			out, err := Compile(d, scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range Actions {
+				s := out.WorkflowTemplates[a].Spec.Synchronization
+				if a == dag.Validate {
+					if s != nil {
+						t.Errorf("%s %s %s: validate holds %+v, want no lock", mode, scope, a, s)
+					}
+					continue
+				}
+				if s == nil || len(s.Mutexes) != 1 || len(s.Semaphores) != 0 {
+					t.Errorf("%s %s %s: synchronization %+v, want exactly one mutex", mode, scope, a, s)
+					continue
+				}
+				m := s.Mutexes[0]
+				if m.Name != "deployctl-shop" || m.Name != MutexName("shop") || m.Namespace != "" || m.Database {
+					t.Errorf("%s %s %s: mutex %+v, want deployctl-shop in the workflow's namespace", mode, scope, a, *m)
+				}
 			}
 		}
 	}

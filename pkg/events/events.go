@@ -5,7 +5,11 @@
 //     (spec.events.eventBus, default "default");
 //   - eventsource.yaml: one webhook EventSource with two endpoints, the Git
 //     push webhook (spec.events.webhook, default port 12000, endpoint /push)
-//     and a manual trigger (<endpoint>/manual);
+//     and a manual trigger (<endpoint>/manual), both answering only a
+//     request with `Authorization: Bearer <token>`, the token being the
+//     key of spec.events.webhook.authSecret (default Secret
+//     deployctl-webhook-token, key token) that Argo Events mounts into the
+//     EventSource's pod;
 //   - sensor.yaml: a Sensor that creates a Workflow from the platform's
 //     deploy WorkflowTemplate (<platform>-deploy) when the watched branch is
 //     pushed, or when the manual endpoint is called;
@@ -93,6 +97,8 @@ type Settings struct {
 	ManualEndpoint   string
 	Branch           string
 	ValidateSchedule string
+	// AuthSecret holds the bearer token of both webhook endpoints.
+	AuthSecret spec.SecretKeyRef
 }
 
 // Names of the generated objects.
@@ -147,6 +153,7 @@ func Resolve(p *spec.Platform) (Settings, error) {
 			}
 		}
 	}
+	s.AuthSecret = p.Spec.Events.WebhookAuthSecret()
 	s.Endpoint = "/" + strings.Trim(s.Endpoint, "/")
 	s.ManualEndpoint = strings.TrimSuffix(s.Endpoint, "/") + manualSuffix
 
@@ -163,6 +170,9 @@ func Resolve(p *spec.Platform) (Settings, error) {
 	}
 	if err := spec.CheckWebhookEndpoint(s.Endpoint); err != nil {
 		return s, fmt.Errorf("spec.events.webhook.endpoint: %w", err)
+	}
+	if err := spec.CheckWebhookSecretName(s.AuthSecret.Name); err != nil {
+		return s, fmt.Errorf("spec.events.webhook.authSecret.name: %w", err)
 	}
 	if err := spec.CheckCron(s.ValidateSchedule); err != nil {
 		return s, fmt.Errorf("spec.events.validateSchedule: %w", err)
@@ -262,17 +272,17 @@ func ContainerSecurity() *corev1.SecurityContext {
 	}
 }
 
-// podTemplate is the Argo Events pod template: hardened, with a writable
-// /tmp since the root file system is read-only.
+// podTemplate is the Argo Events pod template: hardened. No /tmp volume:
+// Argo Events' controller (v1.9, reconciler/eventsource and sensor
+// resource.go) gives every EventSource and Sensor pod its own emptyDir
+// "tmp" at /tmp, so the read-only root file system has a writable /tmp; a
+// second one made the Deployment invalid ("Duplicate value: tmp", seen on
+// the bootstrapped e2e cluster: no EventSource or Sensor pod ever started).
 func podTemplate(serviceAccount string) *aev1.Template {
 	return &aev1.Template{
 		ServiceAccountName: serviceAccount,
 		SecurityContext:    PodSecurity(),
-		Container: &aev1.Container{
-			SecurityContext: ContainerSecurity(),
-			VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-		},
-		Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		Container:          &aev1.Container{SecurityContext: ContainerSecurity()},
 	}
 }
 
@@ -291,11 +301,22 @@ func eventBus(p *spec.Platform, s Settings) *aev1.EventBus {
 	}
 }
 
+// webhook is one endpoint. AuthSecret: Argo Events (v1.9,
+// pkg/eventsources/common/webhook) answers 401 unless the request's
+// Authorization header is "Bearer " followed by the Secret key's value
+// (one trailing newline of the value ignored), before it reads the body;
+// it mounts the Secret as the pod's volume "secret-<name>" (so the pod does
+// not start before the Secret exists) and reads the file on every request
+// (a rotated token applies without a restart).
 func webhook(s Settings, endpoint string) aev1.WebhookEventSource {
 	return aev1.WebhookEventSource{WebhookContext: aev1.WebhookContext{
 		Endpoint: endpoint,
 		Method:   "POST",
 		Port:     strconv.Itoa(s.Port),
+		AuthSecret: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: s.AuthSecret.Name},
+			Key:                  s.AuthSecret.Key,
+		},
 	}}
 }
 

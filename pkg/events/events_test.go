@@ -263,6 +263,13 @@ func TestExamplesDecodeStrictlyAndValidate(t *testing.T) {
 			if git.Port != fmt.Sprint(s.Port) || manual.Port != git.Port || git.Method != "POST" {
 				t.Fatalf("webhook port/method %s %s %s", git.Port, manual.Port, git.Method)
 			}
+			// Both endpoints answer only the bearer token of the auth Secret.
+			for ev, wh := range map[string]aev1.WebhookEventSource{EventGit: git, EventManual: manual} {
+				a := wh.AuthSecret
+				if a == nil || a.Name != s.AuthSecret.Name || a.Key != s.AuthSecret.Key || s.AuthSecret != p.Spec.Events.WebhookAuthSecret() {
+					t.Fatalf("endpoint %s: authSecret %+v, want %+v", ev, a, s.AuthSecret)
+				}
+			}
 			if sp := g.eventSource.Spec.Service; sp == nil || len(sp.Ports) != 1 || int(sp.Ports[0].Port) != s.Port {
 				t.Fatalf("EventSource service %+v", sp)
 			}
@@ -326,6 +333,18 @@ func TestEveryPodIsHardened(t *testing.T) {
 		}
 		checkPod(t, what, tpl.SecurityContext)
 		checkContainer(t, what, tpl.Container.SecurityContext)
+		// Argo Events adds its own emptyDir "tmp" at /tmp to these pods: a
+		// second one makes its Deployment invalid (seen on a real cluster).
+		for _, v := range tpl.Volumes {
+			if v.Name == "tmp" {
+				t.Errorf("%s: volume %q duplicates the one Argo Events adds", what, v.Name)
+			}
+		}
+		for _, m := range tpl.Container.VolumeMounts {
+			if m.Name == "tmp" || m.MountPath == "/tmp" {
+				t.Errorf("%s: mount %s at %s duplicates the one Argo Events adds", what, m.Name, m.MountPath)
+			}
+		}
 	}
 	js := g.eventBus.Spec.JetStream
 	checkPod(t, "EventBus", js.SecurityContext)
@@ -385,19 +404,20 @@ func TestDefaults(t *testing.T) {
 	want := Settings{
 		Namespace: "argo", EventBus: "default", Port: 12000, Endpoint: "/push", ManualEndpoint: "/push/manual",
 		Branch: "main", ValidateSchedule: "*/15 * * * *",
+		AuthSecret: spec.SecretKeyRef{Name: "deployctl-webhook-token", Key: "token"},
 	}
 	if s != want {
 		t.Fatalf("settings = %+v, want %+v", s, want)
 	}
 
 	p = load(t, examples[0])
-	p.Spec.Events = &spec.Events{Webhook: &spec.Webhook{Endpoint: "hooks/git/", Port: 8080, Branch: "prod"}, ValidateSchedule: "0 * * * *", EventBus: "bus"}
+	p.Spec.Events = &spec.Events{Webhook: &spec.Webhook{Endpoint: "hooks/git/", Port: 8080, Branch: "prod", AuthSecret: &spec.SecretKeyRef{Name: "hook"}}, ValidateSchedule: "0 * * * *", EventBus: "bus"}
 	s, err = Resolve(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Endpoint != "/hooks/git" || s.ManualEndpoint != "/hooks/git/manual" || s.Port != 8080 || s.Branch != "prod" ||
-		s.ValidateSchedule != "0 * * * *" || s.EventBus != "bus" {
+		s.ValidateSchedule != "0 * * * *" || s.EventBus != "bus" || s.AuthSecret != (spec.SecretKeyRef{Name: "hook", Key: "token"}) {
 		t.Fatalf("settings = %+v", s)
 	}
 }
@@ -413,6 +433,7 @@ func TestInvalidSettings(t *testing.T) {
 		"endpoint": {ev: spec.Events{Webhook: &spec.Webhook{Endpoint: "/a b"}}, want: "spec.events.webhook.endpoint"},
 		"manual":   {ev: spec.Events{Webhook: &spec.Webhook{Endpoint: "/x/manual"}}, want: "must not end in /manual"},
 		"name":     {name: strings.Repeat("p", 44), want: "longer than 52"},
+		"secret":   {ev: spec.Events{Webhook: &spec.Webhook{AuthSecret: &spec.SecretKeyRef{Name: strings.Repeat("s", 57)}}}, want: "spec.events.webhook.authSecret.name"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -108,6 +108,52 @@ func TestObjectsToApply(t *testing.T) {
 	}
 }
 
+// The webhook token file becomes the Secret of spec.events.webhook.authSecret
+// (default deployctl-webhook-token, key token) in the workflow namespace,
+// beside the Argo CD token, its newline trimmed (Argo Events compares the
+// header with the file's text minus one trailing newline), applied by the
+// credentials' field manager; without the file, no such Secret.
+func TestWebhookTokenFromSecretsDirectory(t *testing.T) {
+	find := func(objs []apply.Object, name string) *apply.Object {
+		for i := range objs {
+			if objs[i].String() == name {
+				return &objs[i]
+			}
+		}
+		return nil
+	}
+	if o := find(deployObjects(t, nil), "Secret argo/deployctl-webhook-token"); o != nil {
+		t.Fatalf("a webhook Secret without the file: %s", o)
+	}
+	for _, tc := range []struct {
+		name string
+		ref  *spec.SecretKeyRef
+		want string
+	}{
+		{"default", nil, "Secret argo/deployctl-webhook-token token"},
+		{"spec", &spec.SecretKeyRef{Name: "hook", Key: "bearer"}, "Secret argo/hook bearer"},
+	} {
+		objs := deployObjects(t, func(c *Config) {
+			if tc.ref != nil {
+				c.DAG.Platform.Spec.Events = &spec.Events{Webhook: &spec.Webhook{AuthSecret: tc.ref}}
+			}
+			c.secrets[SecretWebhookToken] = []byte("h00k-token\n")
+		})
+		f := strings.Fields(tc.want)
+		o := find(objs, f[0]+" "+f[1])
+		if o == nil {
+			t.Fatalf("%s: no %s among the objects", tc.name, tc.want)
+		}
+		data, _, _ := unstructured.NestedStringMap(o.U.Object, "data")
+		if len(data) != 1 || data[f[2]] != "aDAway10b2tlbg==" || o.Manager != FieldManager { // base64("h00k-token")
+			t.Errorf("%s: %s data %v by %q", tc.name, o, data, o.Manager)
+		}
+		if tok := find(objs, "Secret argo/deployctl-argocd-token"); tok == nil {
+			t.Errorf("%s: the Argo CD token Secret went missing", tc.name)
+		}
+	}
+}
+
 func keys(m map[string]string) []string {
 	var out []string
 	for k := range m {

@@ -38,6 +38,11 @@ const (
 	// SecretArgoCDCA is the CA bundle of the Argo CD server: when present
 	// and the spec names an argocd.caSecret, deploy applies it there.
 	SecretArgoCDCA = "argocd-ca.crt"
+	// SecretWebhookToken is the bearer token of the Argo Events webhook
+	// endpoints: when present, deploy and teardown apply it as the spec's
+	// events.webhook.authSecret (default deployctl-webhook-token) in the
+	// workflow namespace, where the EventSource mounts it.
+	SecretWebhookToken = "webhook-token"
 )
 
 // Config is a validated configuration: everything an action needs, read
@@ -336,7 +341,7 @@ func (c *Config) loadSecrets(explicit bool) []string {
 	var problems []string
 	for _, e := range entries {
 		n := e.Name()
-		if n != SecretArgoCDToken && n != SecretArgoCDCA {
+		if n != SecretArgoCDToken && n != SecretArgoCDCA && n != SecretWebhookToken {
 			continue
 		}
 		p := filepath.Join(c.SecretsDir, n)

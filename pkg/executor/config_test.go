@@ -367,6 +367,10 @@ func TestSecretsDirectory(t *testing.T) {
 	if string(c.secrets[SecretArgoCDToken]) != sentinel+"\n" || len(c.secrets) != 1 {
 		t.Errorf("secrets read: %v", len(c.secrets))
 	}
+	os.WriteFile(filepath.Join(dir, SecretWebhookToken), []byte("h00k\n"), 0o600)
+	if c, err = load(t, ActionDeploy, env); err != nil || string(c.secrets[SecretWebhookToken]) != "h00k\n" || len(c.secrets) != 2 {
+		t.Errorf("the webhook token is not read: %v, %d secrets", err, len(c.secrets))
+	}
 	os.WriteFile(filepath.Join(dir, SecretArgoCDCA), []byte("pem"), 0o600)
 	_, err = load(t, ActionDeploy, env)
 	wantAll(t, problemsOf(t, err), "argocd-ca.crt: present, but the spec names no argocd.caSecret")

@@ -69,6 +69,10 @@ func objectsToApply(c *Config, out *compile.Output) ([]apply.Object, error) {
 	if ca, ok := c.secrets[SecretArgoCDCA]; ok && p.Spec.ArgoCD.CASecret != nil {
 		typed = append(typed, secret(p.Spec.ArgoCD.CASecret.Name, p.Spec.ArgoCD.CASecret.Key, ca))
 	}
+	if hook, ok := c.secrets[SecretWebhookToken]; ok {
+		ref := p.Spec.Events.WebhookAuthSecret()
+		typed = append(typed, secret(ref.Name, ref.Key, hook))
+	}
 	for _, cwt := range out.ClusterTemplates {
 		typed = append(typed, cwt)
 	}

@@ -46,7 +46,7 @@ var settings = []setting{
 	{key: "trace-id", env: "TRACE_ID", usage: "trace id put on every log line and on the workflow"},
 	{key: "span-id", env: "SPAN_ID", usage: "span id put on every log line"},
 	{key: "config-dir", env: "CONFIG_DIR", def: "/config", usage: "directory holding environment.yaml and dag.yaml"},
-	{key: "secrets-dir", env: "SECRETS_DIR", def: "/secrets", usage: "directory of credential files (argocd-token, argocd-ca.crt)"},
+	{key: "secrets-dir", env: "SECRETS_DIR", def: "/secrets", usage: "directory of credential files (argocd-token, argocd-ca.crt, webhook-token)"},
 	{key: "timeout", env: "TIMEOUT", usage: "deadline of the whole action (default: the plan's worst case plus slack); exit 4 when exceeded"},
 	{key: "report", env: "REPORT_FILE", usage: "status report JSON file (default $REPORT_DIR/deployctl-report.json, else /tmp/deployctl-report.json)"},
 	{key: "metrics-file", env: "METRICS_FILE", usage: "Prometheus text file (default beside the report: deployctl-metrics.prom)"},

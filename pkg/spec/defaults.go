@@ -36,6 +36,13 @@ const (
 	DefaultImagePullPolicy = "IfNotPresent"
 )
 
+// DefaultWebhookSecret and DefaultWebhookKey hold the bearer token of the
+// Argo Events webhook endpoints (spec.events.webhook.authSecret).
+const (
+	DefaultWebhookSecret = "deployctl-webhook-token"
+	DefaultWebhookKey    = "token"
+)
+
 // normalize fills every app with its effective settings (app, then
 // spec.defaults, then built-ins), so the compiler reads one place. It runs
 // only on a document that passed validation.

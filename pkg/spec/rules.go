@@ -153,6 +153,24 @@ func CheckWebhookEndpoint(e string) error {
 	return nil
 }
 
+// MaxWebhookSecretName is the longest webhook auth Secret name: Argo
+// Events mounts the Secret into the EventSource's pod as the volume
+// "secret-<name>", and a volume name is a DNS-1123 label (63 characters).
+const MaxWebhookSecretName = validation.DNS1123LabelMaxLength - len("secret-")
+
+// CheckWebhookSecretName is the rule for spec.events.webhook.authSecret's
+// name: a Secret name that also makes a valid volume name in Argo Events'
+// EventSource pod (a DNS-1123 label, at most MaxWebhookSecretName).
+func CheckWebhookSecretName(n string) error {
+	if err := k8sName(validation.IsDNS1123Label, "Secret name (it names a volume of the EventSource's pod)", n); err != nil {
+		return err
+	}
+	if len(n) > MaxWebhookSecretName {
+		return fmt.Errorf("%q is longer than %d characters: Argo Events mounts it as the volume \"secret-%s\", and a volume name has at most %d", n, MaxWebhookSecretName, n, validation.DNS1123LabelMaxLength)
+	}
+	return nil
+}
+
 // CheckBranch is git check-ref-format's rule for a branch name.
 func CheckBranch(b string) error {
 	bad := func(why string) error { return fmt.Errorf("%q is not a Git branch name: %s", b, why) }
@@ -386,6 +404,14 @@ func (d *Document) checkReceivers(errs *Errors) {
 			}
 			if wh.Branch != "" || d.has("spec.events.webhook.branch") {
 				add("spec.events.webhook.branch", CheckBranch(wh.Branch))
+			}
+			if ref := wh.AuthSecret; ref != nil {
+				if ref.Name != "" {
+					add("spec.events.webhook.authSecret.name", CheckWebhookSecretName(ref.Name))
+				}
+				if ref.Key != "" {
+					add("spec.events.webhook.authSecret.key", k8sName(validation.IsConfigMapKey, "Secret key", ref.Key))
+				}
 			}
 		}
 	}

@@ -140,6 +140,12 @@ func TestGenerateChecksInLint(t *testing.T) {
 			`t.yaml:13: spec.events.webhook.endpoint: "/a/manual" must not end in /manual (the manual trigger's endpoint)`},
 		{"branch", "  events: {webhook: {branch: \"a..b\"}}\n",
 			`t.yaml:13: spec.events.webhook.branch: "a..b" is not a Git branch name: must not contain "..", "@{" or "//"`},
+		{"webhook secret with a dot", "  events: {webhook: {authSecret: {name: hook.token}}}\n",
+			`t.yaml:13: spec.events.webhook.authSecret.name: does not match pattern '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`},
+		{"webhook secret too long", "  events: {webhook: {authSecret: {name: " + strings.Repeat("a", MaxWebhookSecretName+1) + "}}}\n",
+			`t.yaml:13: spec.events.webhook.authSecret.name: "` + strings.Repeat("a", MaxWebhookSecretName+1) + `" is longer than 56 characters: Argo Events mounts it as the volume "secret-`},
+		{"webhook secret key", "  events: {webhook: {authSecret: {name: hook, key: \"a:b\"}}}\n",
+			`t.yaml:13: spec.events.webhook.authSecret.key: does not match pattern '^[-._a-zA-Z0-9]+$'`},
 		{"chart repo jinja", "  bootstrap:\n    charts:\n      argocd: {repo: \"https://x.y/{{ lookup('env','HOME') }}\", chart: argo-cd, version: 1.0.0}\n      argoWorkflows: {repo: https://x.y, chart: a, version: 1.0.0}\n      argoEvents: {repo: https://x.y, chart: a, version: 1.0.0}\n      sealedSecrets: {repo: https://x.y, chart: a, version: 1.0.0}\n",
 			`t.yaml:15: spec.bootstrap.charts.argocd.repo: "https://x.y/{{ lookup('env','HOME') }}" contains Jinja delimiters, which Ansible would evaluate`},
 	} {
@@ -247,5 +253,33 @@ func TestPartialDocument(t *testing.T) {
 	}
 	if d, err := Load("t.yaml", []byte(src)); d != nil || err == nil {
 		t.Errorf("Load returned a document with errors")
+	}
+}
+
+// The webhook's auth Secret: defaults when unset or partly set, the spec's
+// values otherwise; the longest name Argo Events can mount is accepted.
+func TestWebhookAuthSecret(t *testing.T) {
+	def := SecretKeyRef{Name: DefaultWebhookSecret, Key: DefaultWebhookKey}
+	for _, tc := range []struct {
+		name string
+		ev   *Events
+		want SecretKeyRef
+	}{
+		{"no events", nil, def},
+		{"no webhook", &Events{}, def},
+		{"no secret", &Events{Webhook: &Webhook{Port: 1}}, def},
+		{"name only", &Events{Webhook: &Webhook{AuthSecret: &SecretKeyRef{Name: "hook"}}}, SecretKeyRef{Name: "hook", Key: DefaultWebhookKey}},
+		{"both", &Events{Webhook: &Webhook{AuthSecret: &SecretKeyRef{Name: "hook", Key: "k"}}}, SecretKeyRef{Name: "hook", Key: "k"}},
+	} {
+		if got := tc.ev.WebhookAuthSecret(); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	long := strings.Repeat("a", MaxWebhookSecretName)
+	if got := messages(t, base+"  events: {webhook: {authSecret: {name: "+long+", key: token}}}\n"); got != nil {
+		t.Errorf("a %d-character webhook Secret name refused: %q", MaxWebhookSecretName, got)
+	}
+	if err := CheckWebhookSecretName(DefaultWebhookSecret); err != nil {
+		t.Errorf("the default name is refused: %v", err)
 	}
 }

@@ -456,6 +456,25 @@ type Webhook struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	// Branch is the ref whose pushes trigger a deploy.
 	Branch string `json:"branch,omitempty"`
+	// AuthSecret is the Secret, in the workflow namespace, whose key holds
+	// the bearer token both endpoints require (`Authorization: Bearer
+	// <token>`); default DefaultWebhookSecret, key DefaultWebhookKey.
+	AuthSecret *SecretKeyRef `json:"authSecret,omitempty"`
+}
+
+// WebhookAuthSecret is the effective spec.events.webhook.authSecret,
+// defaults applied (e may be nil).
+func (e *Events) WebhookAuthSecret() SecretKeyRef {
+	ref := SecretKeyRef{Name: DefaultWebhookSecret, Key: DefaultWebhookKey}
+	if e != nil && e.Webhook != nil && e.Webhook.AuthSecret != nil {
+		if e.Webhook.AuthSecret.Name != "" {
+			ref.Name = e.Webhook.AuthSecret.Name
+		}
+		if e.Webhook.AuthSecret.Key != "" {
+			ref.Key = e.Webhook.AuthSecret.Key
+		}
+	}
+	return ref
 }
 
 // Bootstrap is Phase 1, generated as Ansible.

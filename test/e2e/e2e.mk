@@ -64,9 +64,11 @@ image:
 e2e-scale:
 	@N="$(N)" MODES="$(MODES)" DEPTH="$(DEPTH)" FANIN="$(FANIN)" PARALLELISM="$(PARALLELISM)" KIND="$(KIND)" $(E2E_DIR)/scale.sh
 
-# The bootstrap path (issue 26): the chart builder's unit test, then up an
-# empty cluster, boot.sh, down whatever happened.
+# The bootstrap path (issue 26): the chart builder's unit test, Argo Events'
+# own validation and filters on the generated events/ (eventscheck), then up
+# an empty cluster, boot.sh, down whatever happened.
 e2e-boot: build
 	@cd $(E2E_DIR)/tools/boot && nice -n 10 go test -count=1 ./cmd/mkcharts
+	@cd $(E2E_DIR)/tools/boot-events && GOFLAGS=-mod=readonly nice -n 10 go test -count=1 ./eventscheck
 	@export E2E_VERSIONS=newest E2E_EMPTY=1; rc=0; $(E2E_DIR)/up.sh && $(E2E_DIR)/boot.sh || rc=$$?; \
 	  $(E2E_DIR)/down.sh || rc=$$((rc ? rc : 1)); exit $$rc

@@ -46,6 +46,16 @@ func TestDecide(t *testing.T) {
 		}, false, never, DecideSubmit, ""},
 		{"running, same spec: follow", dag.Deploy, []wfv1.Workflow{wf("d1", "deploy", h, wfv1.WorkflowRunning, time.Minute)}, false, never, DecideFollow, "d1"},
 		{"pending, same spec: follow", dag.Deploy, []wfv1.Workflow{wf("d1", "deploy", h, "", time.Minute)}, false, never, DecideFollow, "d1"},
+		// The platform's mutex (compile.MutexName): a run created while
+		// another holds it is Pending behind it (a Sensor's, labelled with
+		// the spec hash by the template's workflowMetadata before the lock
+		// is asked for). The newest unfinished run decides.
+		{"pending on the mutex behind a running one, same spec: follow the newest", dag.Deploy, []wfv1.Workflow{
+			wf("d1", "deploy", h, wfv1.WorkflowRunning, 2*time.Minute), wf("d2", "deploy", h, wfv1.WorkflowPending, time.Minute),
+		}, false, never, DecideFollow, "d2"},
+		{"pending on the mutex behind a run of another spec: conflict", dag.Deploy, []wfv1.Workflow{
+			wf("d1", "deploy", h, wfv1.WorkflowRunning, 2*time.Minute), wf("d2", "deploy", "h0", wfv1.WorkflowPending, time.Minute),
+		}, false, never, DecideConflict, "d2"},
 		{"running, other spec: conflict", dag.Deploy, []wfv1.Workflow{wf("d1", "deploy", "h0", wfv1.WorkflowRunning, time.Minute)}, false, never, DecideConflict, "d1"},
 		{"teardown running: deploy conflicts", dag.Deploy, []wfv1.Workflow{wf("t1", "teardown", h, wfv1.WorkflowRunning, time.Minute)}, false, never, DecideConflict, "t1"},
 		{"validate runs do not conflict", dag.Deploy, []wfv1.Workflow{wf("v1", "validate", h, wfv1.WorkflowRunning, time.Minute)}, false, never, DecideSubmit, ""},
