@@ -261,6 +261,10 @@ func TestChartsFromReleaseManifests(t *testing.T) {
 			if v := env[0].(map[string]any)["value"]; !strings.HasPrefix(v.(string), "local.test/argo-events:") {
 				t.Errorf("argo-events: ARGO_EVENTS_IMAGE %v", v)
 			}
+			// The EventSource and Sensor pods' local image is never pulled.
+			if last := env[len(env)-1].(map[string]any); last["name"] != "IMAGE_PULL_POLICY" || last["value"] != "IfNotPresent" {
+				t.Errorf("argo-events: the controller's last env is %v, want IMAGE_PULL_POLICY=IfNotPresent", last)
+			}
 		}
 		// A value the chart would ignore is refused (values.schema.json);
 		// the sealed-secrets chart is upstream's, with its own rules.

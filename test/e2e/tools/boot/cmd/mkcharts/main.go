@@ -299,7 +299,10 @@ func argoEvents() spec {
 		Edit: func(key string, o object, ph *placeholders, opts Options) error {
 			switch key {
 			case "Deployment/controller-manager":
-				// The image of the EventSource and Sensor pods.
+				// The image of the EventSource and Sensor pods, and how they
+				// pull it: the controller says Always unless IMAGE_PULL_POLICY
+				// is set, and the local images exist only in the node's
+				// containerd (ErrImagePull on the e2e cluster).
 				for _, c := range containers(o) {
 					env, _ := c["env"].([]any)
 					for _, e := range env {
@@ -307,6 +310,7 @@ func argoEvents() spec {
 							m["value"] = ph.Inline(`"{{ .Values.global.image.repository }}:{{ .Values.global.image.tag }}"`)
 						}
 					}
+					c["env"] = append(env, map[string]any{"name": "IMAGE_PULL_POLICY", "value": "IfNotPresent"})
 				}
 			case "ConfigMap/argo-events-controller-config":
 				data := mapAt(o, "data")
