@@ -100,6 +100,13 @@ func (in *Input) parseList(file, folder string, data []byte) bool {
 	if !ok || !listWithoutItems(append(append([]byte(nil), data[:l.keyStart]...), data[l.end:]...), &in.aliases) {
 		return false
 	}
+	// The lines between "items:" and the first item (blank, or comments)
+	// are in neither the head nor an item, yet the whole parse reads them:
+	// a comment holding a byte YAML refuses (invalid UTF-8, a control
+	// character) fails the whole document, so it must fail here too.
+	if !decodes(data[l.keyStart:l.starts[0]], &in.aliases) {
+		return false
+	}
 	saved := *in // what came before: items only append to it
 	for i, start := range l.starts {
 		end := l.end
@@ -114,6 +121,16 @@ func (in *Input) parseList(file, folder string, data []byte) bool {
 		in.object(file, folder, item, " items["+strconv.Itoa(i)+"]")
 	}
 	return true
+}
+
+// decodes: the text reads as YAML to its end without an error.
+func decodes(text []byte, budget *safeyaml.Budget) bool {
+	dec := safeyaml.NewDecoderWith(text, budget)
+	for {
+		if _, err := dec.Next(); err != nil {
+			return errors.Is(err, io.EOF)
+		}
+	}
 }
 
 // listWithoutItems: the document without its items is one mapping whose
