@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,22 +136,13 @@ func TestApplications(t *testing.T) {
 		n += len(st.Apps)
 	}
 	first := p.Spec.Stacks[0].Apps[0].Name
-	if len(got) != n+1 || !contains(got, "argocd/deployctl-root-reference-platform") || !contains(got, "team-a/"+first) || contains(got, "argocd/"+first) {
+	if len(got) != n+1 || !slices.Contains(got, "argocd/deployctl-root-reference-platform") || !slices.Contains(got, "team-a/"+first) || slices.Contains(got, "argocd/"+first) {
 		t.Errorf("applications %v (%d apps)", got, n)
 	}
 	p.Spec.Bootstrap.RootApplication = nil
-	if got := applications(p); len(got) != n || contains(got, "argocd/deployctl-root-reference-platform") {
+	if got := applications(p); len(got) != n || slices.Contains(got, "argocd/deployctl-root-reference-platform") {
 		t.Errorf("without a root Application: %v", got)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestNoCASecretNoCATasks: a spec without argocd.caSecret gets no CA tasks,
