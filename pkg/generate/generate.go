@@ -39,13 +39,17 @@ func Tree(d *dag.DAG, scope string) (render.Tree, *compile.Output, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("events: %w", err)
 	}
+	guide, err := events.Guide(d.Platform)
+	if err != nil {
+		return nil, nil, fmt.Errorf("events: %w", err)
+	}
 	ansible, err := bootstrap.Generate(d.Platform)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bootstrap: %w", err)
 	}
 	t, err := render.Platform(out, render.Plans{Deploy: deploy, Teardown: teardown},
 		render.Folder{Dir: "argocd", Files: argocd},
-		render.Folder{Dir: "events", Files: wiring},
+		render.Folder{Dir: "events", Files: wiring, Guide: guide},
 		render.Folder{Dir: "bootstrap", Files: ansible},
 	)
 	if err != nil {

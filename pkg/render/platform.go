@@ -37,10 +37,12 @@ type Plans struct {
 }
 
 // Folder is a folder another generator owns (argocd/, events/, bootstrap/),
-// already rendered: file name → content.
+// already rendered: file name → content. Guide, when set, is that
+// generator's Markdown on how to use the folder; the README prints it as is.
 type Folder struct {
 	Dir   string
 	Files map[string][]byte
+	Guide string
 }
 
 // Platform lays out a compiled platform as files, with its README (from
@@ -118,12 +120,16 @@ func Platform(out *compile.Output, plans Plans, extra ...Folder) (Tree, error) {
 			return nil, err
 		}
 	}
+	var guides []string
 	for _, f := range extra {
 		if err := t.AddAll(f.Dir, f.Files); err != nil {
 			return nil, err
 		}
+		if f.Guide != "" {
+			guides = append(guides, f.Guide)
+		}
 	}
-	readme, err := Readme(out, plans, t.Paths())
+	readme, err := Readme(out, plans, t.Paths(), guides...)
 	if err != nil {
 		return nil, err
 	}

@@ -63,8 +63,9 @@ func E2EBlocks(md []byte) (map[string]string, error) {
 // Mermaid graph (GitHub renders it), the critical path and the teardown
 // order. Its command blocks are written for this folder as the current
 // directory, with this platform's names filled in. It prints the plans it is
-// given and computes none.
-func Readme(out *compile.Output, plans Plans, files []string) ([]byte, error) {
+// given and computes none, and the other generators' guides (Folder.Guide)
+// after its own "Run it" paragraphs.
+func Readme(out *compile.Output, plans Plans, files []string, guides ...string) ([]byte, error) {
 	p, td := plans.Deploy, plans.Teardown
 	spec := out.Deploy.Platform
 	hc, err := healthlua.Customizations(spec)
@@ -158,6 +159,9 @@ func Readme(out *compile.Output, plans Plans, files []string) ([]byte, error) {
 		"and refused by every teardown step before it deletes anything: the run fails, nothing is deleted. "+
 		"`-p pv-policy=delete` also deletes the PersistentVolumeClaims of StatefulSets (default `retain`); `-p crd-policy=delete` the CRDs the apps manage, with every custom resource of their kinds cluster-wide (default `retain`: Argo CD never deletes CRDs).\n",
 		name)
+	for _, g := range guides {
+		b.WriteString("\n" + strings.TrimRight(g, "\n") + "\n")
+	}
 
 	b.WriteString("\n## Dependency graph\n\nAn arrow goes from a dependency to what waits for it; a thick arrow between stacks means every app of the second waits for every app of the first.\n\n```mermaid\n")
 	b.WriteString(p.Mermaid())

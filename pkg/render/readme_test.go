@@ -21,6 +21,17 @@ func readmeOf(t *testing.T, file string) ([]byte, *compile.Output) {
 // readmeWith is readmeOf of the spec changed by edit.
 func readmeWith(t *testing.T, file string, edit func(*spec.Platform)) ([]byte, *compile.Output) {
 	t.Helper()
+	out, plans := compiled(t, file, edit)
+	md, err := Readme(out, plans, []string{"rbac/argocd-cm.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md, out
+}
+
+// compiled is the spec in file, changed by edit, compiled with its plans.
+func compiled(t *testing.T, file string, edit func(*spec.Platform)) (*compile.Output, Plans) {
+	t.Helper()
 	d, err := dag.Load(file)
 	if err != nil {
 		t.Fatal(err)
@@ -40,11 +51,7 @@ func readmeWith(t *testing.T, file string, edit func(*spec.Platform)) ([]byte, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := Readme(out, Plans{Deploy: deploy, Teardown: teardown}, []string{"rbac/argocd-cm.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return md, out
+	return out, Plans{Deploy: deploy, Teardown: teardown}
 }
 
 // The README's command blocks are the ones the e2e scenario runs: each is
@@ -167,5 +174,22 @@ func TestReadmePluginMode(t *testing.T) {
 		if !strings.Contains(string(plugin), want) {
 			t.Errorf("the plugin-mode README lacks %q", want)
 		}
+	}
+}
+
+// Another generator's guide (Folder.Guide) is printed as given, after the
+// "Run it" paragraphs and before the graph.
+func TestReadmePrintsGuides(t *testing.T) {
+	out, plans := compiled(t, "../../examples/minimal.yaml", nil)
+	tree, err := Platform(out, plans,
+		Folder{Dir: "events", Files: map[string][]byte{"a.yaml": []byte("a: 1\n")}, Guide: "**Guide A** here.\n\n"},
+		Folder{Dir: "other", Files: map[string][]byte{"b.yaml": []byte("b: 1\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(tree["README.md"])
+	g, teardownAt, graph := strings.Index(md, "\n**Guide A** here.\n\n## Dependency graph"), strings.Index(md, "**Tear down**"), strings.Index(md, "## Dependency graph")
+	if g < 0 || g < teardownAt || strings.Count(md, "Guide A") != 1 || graph < g {
+		t.Fatalf("guide missing or misplaced (at %d, tear down at %d, graph at %d):\n%s", g, teardownAt, graph, md[:min(len(md), 400)])
 	}
 }
