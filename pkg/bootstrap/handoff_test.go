@@ -261,6 +261,9 @@ func TestBootstrapHandoffRefuses(t *testing.T) {
 		setup func(t *testing.T, p *spec.Platform, fc *fakeCluster)
 		want  string
 	}{
+		"a webhook token no header carries": {func(t *testing.T, p *spec.Platform, fc *fakeCluster) {
+			fc.put(object("Secret", "argocd", "argocd-secret", nil, map[string]string{"tls.crt": b64(selfSigned(t, argoCDHosts("argocd")...))}, nil))
+		}, "vault_deployctl_argocd_token and vault_deployctl_webhook_token must each be one bearer token (RFC 6750"},
 		"a CA Secret deployctl did not write": {func(t *testing.T, p *spec.Platform, fc *fakeCluster) {
 			fc.put(object("Secret", "argocd", "argocd-secret", nil, map[string]string{"tls.crt": b64(selfSigned(t, argoCDHosts("argocd")...))}, nil))
 			fc.put(object("Secret", "argo", "argocd-ca", nil, map[string]string{"bundle.pem": b64("someone else's")}, nil))
@@ -284,6 +287,8 @@ func TestBootstrapHandoffRefuses(t *testing.T) {
 			fc.put(finishedDeploy(p, "e2e-other", "2029-01-02T00:00:00Z", "fedcba9876543210", "Running"))
 		}, "deploy e2e-other (spec hash fedcba9876543210) of this platform is Running: wait for it to finish, or stop it (argo stop e2e-other -n argo)"},
 	}
+	// Extra variables (JSON) of a case.
+	vars := map[string]string{"a webhook token no header carries": `{"gitops_handoff_webhook_token": "h00k tok3n"}`}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -291,6 +296,9 @@ func TestBootstrapHandoffRefuses(t *testing.T) {
 			fc := newFakeCluster(p)
 			tc.setup(t, p, fc)
 			extra := handoffOnly(p, fc)
+			if v := vars[name]; v != "" {
+				extra = append(extra, "-e", v)
+			}
 			before := map[string]fakeObject{}
 			for k, v := range fc.Objects {
 				before[k] = v
@@ -308,6 +316,9 @@ func TestBootstrapHandoffRefuses(t *testing.T) {
 			}
 			if !reflect.DeepEqual(r.state.Objects, before) || len(r.state.Applied) != 0 {
 				t.Errorf("the refused handoff changed the cluster: applied %v", r.state.Applied)
+			}
+			if strings.Contains(r.output, "tok3n") || strings.Contains(r.output, "s3cret-token") {
+				t.Error("the output shows a token")
 			}
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/deployctl/deployctl/internal/duration"
 	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/redact"
+	"github.com/deployctl/deployctl/internal/safehttp"
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor/internal/metrics"
 	"github.com/deployctl/deployctl/pkg/exitcode"
@@ -354,6 +355,9 @@ func (c *Config) loadSecrets(explicit bool) []string {
 			problems = append(problems, readlimit.Problem(p, err))
 		case len(strings.TrimSpace(string(b))) == 0:
 			problems = append(problems, p+": empty")
+		case n != SecretArgoCDCA && bearer(b) != nil:
+			// What the steps and Argo Events' webhook would refuse or never match.
+			problems = append(problems, p+": "+bearer(b).Error())
 		default:
 			c.secrets[n] = b
 		}
@@ -364,6 +368,9 @@ func (c *Config) loadSecrets(explicit bool) []string {
 	}
 	return problems
 }
+
+// bearer checks a token file's content as the steps read it.
+func bearer(b []byte) error { return safehttp.CheckBearerToken(strings.TrimSpace(string(b))) }
 
 // reportPaths applies the defaults: $REPORT_DIR, else /tmp.
 func reportPaths(report, metrics string, getenv func(string) (string, bool)) (string, string) {

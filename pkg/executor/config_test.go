@@ -371,6 +371,19 @@ func TestSecretsDirectory(t *testing.T) {
 	if c, err = load(t, ActionDeploy, env); err != nil || string(c.secrets[SecretWebhookToken]) != "h00k\n" || len(c.secrets) != 2 {
 		t.Errorf("the webhook token is not read: %v, %d secrets", err, len(c.secrets))
 	}
+	// A token no Authorization header can carry as written is refused,
+	// both at once, without its text.
+	os.WriteFile(filepath.Join(dir, SecretWebhookToken), []byte("h00k tok3n\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, SecretArgoCDToken), []byte(sentinel+"\nsecond-line\n"), 0o600)
+	_, err = load(t, ActionDeploy, env)
+	problems := problemsOf(t, err)
+	wantAll(t, problems, "webhook-token: not a bearer token (RFC 6750", SecretArgoCDToken+": not a bearer token (RFC 6750")
+	if j := strings.Join(problems, "\n"); strings.Contains(j, "tok3n") || strings.Contains(j, sentinel) || strings.Contains(j, "second-line") {
+		t.Errorf("the problems show a token: %s", j)
+	}
+	os.WriteFile(filepath.Join(dir, SecretWebhookToken), []byte("h00k\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, SecretArgoCDToken), []byte(sentinel+"\n"), 0o600)
+
 	os.WriteFile(filepath.Join(dir, SecretArgoCDCA), []byte("pem"), 0o600)
 	_, err = load(t, ActionDeploy, env)
 	wantAll(t, problemsOf(t, err), "argocd-ca.crt: present, but the spec names no argocd.caSecret")

@@ -60,7 +60,7 @@ func objectsToApply(c *Config, out *compile.Output) ([]apply.Object, error) {
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.Spec.Workflow.Namespace, Labels: labels},
 			Type:       corev1.SecretTypeOpaque,
-			Data:       map[string][]byte{key: []byte(strings.TrimRight(string(data), "\r\n"))},
+			Data:       map[string][]byte{key: []byte(strings.TrimSpace(string(data)))},
 		}
 	}
 	if tok, ok := c.secrets[SecretArgoCDToken]; ok {

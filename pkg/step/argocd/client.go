@@ -91,13 +91,9 @@ func New(cfg Config) (*Client, error) {
 // ReloadToken re-reads the token file: a mounted Secret may be replaced while
 // the step runs (a token not yet valid is one of the retried faults).
 func (c *Client) ReloadToken() error {
-	b, err := readlimit.ReadFile(c.tokenFile, readlimit.Secret)
+	tok, err := safehttp.ReadBearerToken(c.tokenFile)
 	if err != nil {
 		return fmt.Errorf("reading the Argo CD token: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return fmt.Errorf("the Argo CD token file %s is empty", c.tokenFile)
 	}
 	c.mu.Lock()
 	c.token = tok

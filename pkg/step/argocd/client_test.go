@@ -186,7 +186,10 @@ func TestRequestsCarryTokenPathsAndQueries(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	tok := t.TempDir() + "/token"
 	writeFile(tok, "   \n")
+	spaced := t.TempDir() + "/token"
+	writeFile(spaced, "s3cr3t token\n") // no Authorization header carries it as written
 	for _, cfg := range []Config{
+		{Server: "x:443", TokenFile: spaced, RequestTimeout: time.Second},
 		{Server: "", TokenFile: tok, RequestTimeout: time.Second},
 		{Server: "https://x", TokenFile: tok, RequestTimeout: time.Second},
 		{Server: "x:443", TokenFile: tok, RequestTimeout: time.Second},              // empty token

@@ -8,10 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/internal/safehttp"
 )
 
@@ -66,11 +64,10 @@ func (e *apiError) permanent() bool {
 
 // workflow GETs one Workflow's JSON.
 func (k *kube) workflow(ctx context.Context, namespace, name string) ([]byte, error) {
-	b, err := readlimit.ReadFile(k.tokenFile, readlimit.Secret)
+	token, err := safehttp.ReadBearerToken(k.tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("the plugin's ServiceAccount token: %v", err)
 	}
-	token := strings.TrimSpace(string(b))
 	u := k.base + "/apis/argoproj.io/v1alpha1/namespaces/" + url.PathEscape(namespace) + "/workflows/" + url.PathEscape(name)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

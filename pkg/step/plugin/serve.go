@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/deployctl/deployctl/internal/readlimit"
+	"github.com/deployctl/deployctl/internal/safehttp"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 )
 
@@ -73,14 +73,14 @@ func serve(ctx context.Context, killed <-chan struct{}, args []string, stdout, s
 		fmt.Fprintf(stderr, "deploystep serve: unexpected argument %q or non-positive --requeue\n\n%s", strings.Join(fs.Args(), " "), Usage)
 		return exitcode.Invalid
 	}
-	token, err := readlimit.ReadFile(*tokenFile, readlimit.Secret)
+	token, err := safehttp.ReadBearerToken(*tokenFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "deploystep serve: the agent's token: %v\n", err)
 		return exitcode.Invalid
 	}
 	jobsCtx, endJobs := context.WithCancel(context.Background())
 	defer endJobs()
-	s, err := New(jobsCtx, Config{Token: strings.TrimSpace(string(token)), Requeue: *requeue, Log: stderr})
+	s, err := New(jobsCtx, Config{Token: token, Requeue: *requeue, Log: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "deploystep serve: %v\n", err)
 		return exitcode.Invalid

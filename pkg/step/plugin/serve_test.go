@@ -27,8 +27,14 @@ func TestServeFlags(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(empty, []byte("\n"), 0o600)
 	errOut.Reset()
-	if code := serve(context.Background(), nil, []string{"--token-file", empty}, io.Discard, &errOut, nil); code != exitcode.Invalid || !strings.Contains(errOut.String(), "no bearer token") {
+	if code := serve(context.Background(), nil, []string{"--token-file", empty}, io.Discard, &errOut, nil); code != exitcode.Invalid || !strings.Contains(errOut.String(), "agent's token") || !strings.Contains(errOut.String(), "empty") {
 		t.Errorf("empty token: exit %d, %s", code, errOut.String())
+	}
+	// Two lines: not a token any Authorization header can carry.
+	os.WriteFile(empty, []byte("s3cret\nx-other: 1\n"), 0o600)
+	errOut.Reset()
+	if code := serve(context.Background(), nil, []string{"--token-file", empty}, io.Discard, &errOut, nil); code != exitcode.Invalid || !strings.Contains(errOut.String(), "RFC 6750") || strings.Contains(errOut.String(), "s3cret") {
+		t.Errorf("two-line token: exit %d, %s", code, errOut.String())
 	}
 }
 
