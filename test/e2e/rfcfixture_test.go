@@ -818,6 +818,21 @@ func orderDiff(want, got *platform) (missing, extra []string) {
 	return missing, extra
 }
 
+// impliedEdges: how many of want's edges (b depends on a, stacks
+// expanded) got orders too, directly or through others, of how many.
+func impliedEdges(want, got *platform) (implied, edges int) {
+	g := got.closure()
+	for _, b := range want.Apps {
+		for _, a := range want.Deps[b] {
+			edges++
+			if g[a+"<"+b] {
+				implied++
+			}
+		}
+	}
+	return implied, edges
+}
+
 // rfcImportProof: `deployctl import` of the stand-in's app-of-apps
 // (aoaDir: root → 11 stacks → 41 apps, the RFC's waves, what Argo CD reads)
 // with --manifests, written to dir/imported.yaml, and again with
@@ -854,8 +869,9 @@ func rfcImportProof(deployctl, aoaDir, manifests, handSpec, dir string) (string,
 		if v.extra == nil && len(missing) > 0 {
 			return "", fmt.Errorf("the import of the app-of-apps does not order %d pairs the hand-written graph orders: %s", len(missing), strings.Join(head(missing, 8), " "))
 		}
-		parts = append(parts, fmt.Sprintf("%s: %d of the hand-written graph's %d ordered pairs, %d more", strings.Join(append([]string{"import"}, v.extra...), " "),
-			len(hand.closure())-len(missing), len(hand.closure()), len(extra)))
+		implied, edges := impliedEdges(hand, got)
+		parts = append(parts, fmt.Sprintf("%s: %d of the hand-written graph's %d edges implied (%d of its %d ordered pairs), %d pairs more", strings.Join(append([]string{"import"}, v.extra...), " "),
+			implied, edges, len(hand.closure())-len(missing), len(hand.closure()), len(extra)))
 	}
 	return strings.Join(parts, "; "), nil
 }
