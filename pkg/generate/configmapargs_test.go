@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"github.com/argoproj/argo-workflows/v3/workflow/common"
@@ -96,6 +98,93 @@ func TestArgoResolvesTheApplicationsFromTheConfigMaps(t *testing.T) {
 			}
 			if n != len(apps) {
 				t.Errorf("%s: %d deploy nodes resolved, %d Applications", file, n, len(apps))
+			}
+		}
+	}
+}
+
+// Argo's own argument processing gives every deploy and teardown node its
+// app's own timeouts, deadline and retry, and teardown its platform and
+// confirmation, though a task passes them only where they differ from the
+// platform's defaults, which the WorkflowTemplate holds as workflow
+// parameters (issue 24). One app of each example gets timeouts and a
+// retry of its own (passed), the others keep the defaults (left out):
+// both kinds resolve to the app's values.
+func TestArgoResolvesThePlatformDefaults(t *testing.T) {
+	for _, file := range examples(t) {
+		for _, mode := range []spec.StepMode{spec.StepModePod, spec.StepModePlugin} {
+			d, err := dag.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Platform.Spec.Workflow.StepMode = mode
+			own := d.Apps()[0]
+			d.Node(own).App.Timeouts = &spec.Timeouts{Sync: spec.Duration{Duration: 7 * time.Minute}, Health: spec.Duration{Duration: 9 * time.Minute}}
+			d.Node(own).App.Retry = &spec.Retry{Limit: 6, Backoff: spec.Duration{Duration: 20 * time.Second}, Factor: 3}
+			out, err := compile.Compile(d, "platform")
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := configMaps{}
+			for _, c := range out.ApplicationConfigMaps {
+				store[c.Namespace+"/"+c.Name] = c
+			}
+			templates := map[string]wfv1.Template{}
+			for _, c := range out.ClusterTemplates {
+				templates[c.Name] = c.Spec.Templates[0]
+			}
+			passed, omitted := 0, 0
+			for _, action := range []dag.Action{dag.Deploy, dag.Teardown} {
+				wt := out.WorkflowTemplates[action]
+				global := common.Parameters{}
+				for _, p := range wt.Spec.Arguments.Parameters {
+					if p.Value != nil {
+						global["workflow.parameters."+p.Name] = p.Value.String()
+					}
+				}
+				global["workflow.parameters.confirm"] = out.Platform
+				for _, task := range wt.Spec.Templates[0].DAG.Tasks {
+					if task.TemplateRef == nil {
+						continue
+					}
+					tmpl := templates[task.TemplateRef.Name]
+					got, err := common.ProcessArgs(&tmpl, &task.Arguments, global, common.Parameters{}, false, wt.Namespace, store)
+					if err != nil {
+						t.Fatalf("%s (%s) %s task %s: Argo refuses its arguments: %v", file, mode, action, task.Name, err)
+					}
+					a := &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry} // the handoff's
+					if n := d.Node(task.Name); n != nil && n.App != nil {
+						a = n.App
+					}
+					limit := a.Timeouts.Sync.Duration + a.Timeouts.Health.Duration
+					want := map[string]string{
+						"retry-limit":      strconv.Itoa(a.Retry.Limit),
+						"retry-backoff":    a.Retry.Backoff.Duration.String(),
+						"retry-factor":     strconv.Itoa(max(a.Retry.Factor, 1)),
+						"deadline-seconds": strconv.Itoa(int((limit + 2*time.Minute) / time.Second)),
+					}
+					if action == dag.Deploy {
+						want["sync-timeout"], want["health-timeout"] = a.Timeouts.Sync.Duration.String(), a.Timeouts.Health.Duration.String()
+					} else {
+						want["timeout"], want["platform"], want["confirm"] = limit.String(), out.Platform, out.Platform
+					}
+					for name, v := range want {
+						if p := got.Inputs.GetParameterByName(name); p == nil || p.Value == nil || p.Value.String() != v {
+							t.Errorf("%s (%s) %s task %s: %s resolves to %v, want %s", file, mode, action, task.Name, name, p, v)
+						}
+						if task.Arguments.GetParameterByName(name) != nil {
+							passed++
+						} else {
+							omitted++
+						}
+					}
+					if task.Name == own && task.Arguments.GetParameterByName("retry-limit") == nil {
+						t.Errorf("%s %s task %s: its own retry is not passed", file, action, own)
+					}
+				}
+			}
+			if passed == 0 || omitted == 0 {
+				t.Errorf("%s (%s): %d values passed, %d left out: both kinds should occur", file, mode, passed, omitted)
 			}
 		}
 	}

@@ -166,7 +166,7 @@ func jsonSize(v any) int {
 //
 //	go test ./test/e2e -run '^$' -bench ScaleSizes -benchtime 1x
 func BenchmarkScaleSizes(b *testing.B) {
-	for _, n := range []int{41, 100, 300, 500, 700, 1000, 1500, 2000} {
+	for _, n := range []int{41, 100, 300, 500, 600, 700, 1000, 1500, 2000} {
 		g := scaleGen{Apps: n, Depth: 10, FanIn: 2, Kind: "configmap", StepMode: "plugin", Parallelism: 50}
 		b.Run(fmt.Sprintf("apps=%d", n), func(b *testing.B) {
 			var s scaleSizes
@@ -180,6 +180,7 @@ func BenchmarkScaleSizes(b *testing.B) {
 			b.ReportMetric(float64(s.deployAPI), "deployWT-json-B")
 			b.ReportMetric(float64(s.deployAPI)/float64(n), "deployWT-json-B/app")
 			b.ReportMetric(float64(s.teardownAPI), "teardownWT-json-B")
+			b.ReportMetric(float64(s.teardownAPI)/float64(n), "teardownWT-json-B/app")
 			b.ReportMetric(float64(s.storedWorkflow), "workflow0-json-B")
 			if s.refused != "" {
 				b.Logf("%d apps: generate refuses (%s)", n, s.refused)
