@@ -87,6 +87,10 @@ fi
 # --- Argo Workflows: CRDs, controller on the host (cluster-wide), executor image local
 kubectl create namespace argo --dry-run=client -o yaml | apply -f -
 kubectl apply -k "$AWF_MANIFESTS/base/crds/minimal" >/dev/null
+# E2E_OFFLOAD=1 (make e2e-scale only, issue 24): node-status offload to a
+# PostgreSQL on the host (offload.sh prints the persistence config).
+persistence=
+[[ ${E2E_OFFLOAD:-} == 1 ]] && persistence=$("$E2E_DIR/offload.sh")
 apply -f - <<YAML
 apiVersion: v1
 kind: ConfigMap
@@ -96,6 +100,8 @@ data:
     enabled: false
   telemetryConfig: |
     enabled: false
+${persistence:+  persistence: |
+$(sed 's/^/    /' <<<"$persistence")}
 YAML
 # E2E_WORKFLOW_CONTROLLER_ENV: controller settings. Default DEFAULT_REQUEUE_TIME=1s,
 # as the README recommends: Argo's 10 s default shows in every node's end

@@ -42,6 +42,7 @@ type scaleRow struct {
 	dispatch, node       time.Duration // along the measured critical chain, per node
 	wtBytes, wfBytes     int
 	compressed           bool
+	offloaded            bool // Argo offloaded status.nodes to its database (E2E_OFFLOAD=1)
 	cpu                  map[string]float64 // seconds of CPU during deploy+teardown
 	rss                  map[string]int64   // peak RSS in KiB during the run
 	depth, edges, nodesN int
@@ -162,10 +163,14 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	row.wfBytes = compactSize(raw)
 	var created struct {
 		Metadata struct{ CreationTimestamp time.Time }
+		Status   struct {
+			OffloadNodeStatusVersion string `json:"offloadNodeStatusVersion"`
+		}
 	}
 	if json.Unmarshal([]byte(raw), &created) == nil && !created.Metadata.CreationTimestamp.IsZero() && w.Status.StartedAt != nil {
 		row.pending = w.Status.StartedAt.Sub(created.Metadata.CreationTimestamp)
 	}
+	row.offloaded = created.Status.OffloadNodeStatusVersion != ""
 	nodes, compressed, err := scaleNodes(raw)
 	if err != nil {
 		mon.stop(&row)
@@ -525,10 +530,13 @@ func scaleTable(rows []scaleRow) string {
 		if r.compressed {
 			comp = "z"
 		}
+		if r.offloaded {
+			comp = "o"
+		}
 		fmt.Fprintf(&b, "%5d %-13s %4d %5d %8s %9s %9s %8s %8s %8s %9d %10d%1s %5d %6.0fs/%4d %6.0fs/%4d %s\n",
 			r.n, r.mode, r.depth, r.edges, sec(r.pending), sec(r.makespan), sec(r.perEdge), sec(r.dispatch), sec(r.node), sec(r.teardown),
 			r.wtBytes, r.wfBytes, comp, r.nodesN, r.cpu[scaleProcs[0]], r.rss[scaleProcs[0]]/1024, acpu, arss/1024, r.result)
 	}
-	b.WriteString("pending = the deploy's creation to its start; per-edge = makespan / critical path (depth) apps; dispatch, node = means along the measured critical chain; z = Argo compressed status.nodes; cpu = seconds during deploy+teardown, MiB = peak RSS (argocd = server+repo-server+application-controller)\n")
+	b.WriteString("pending = the deploy's creation to its start; per-edge = makespan / critical path (depth) apps; dispatch, node = means along the measured critical chain; z = Argo compressed status.nodes, o = offloaded them to its database; cpu = seconds during deploy+teardown, MiB = peak RSS (argocd = server+repo-server+application-controller)\n")
 	return b.String()
 }
