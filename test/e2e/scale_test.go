@@ -42,7 +42,7 @@ type scaleRow struct {
 	dispatch, node       time.Duration // along the measured critical chain, per node
 	wtBytes, wfBytes     int
 	compressed           bool
-	offloaded            bool // Argo offloaded status.nodes to its database (E2E_OFFLOAD=1)
+	offloaded            bool               // Argo offloaded status.nodes to its database (E2E_OFFLOAD=1)
 	cpu                  map[string]float64 // seconds of CPU during deploy+teardown
 	rss                  map[string]int64   // peak RSS in KiB during the run
 	depth, edges, nodesN int
@@ -151,6 +151,15 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	}
 	if wt, err := h.kubectl("-n", argoNS, "get", "workflowtemplate", s.deployTemplate(), "-o", "json"); err == nil {
 		row.wtBytes = compactSize(wt)
+	}
+	// The apps' namespace exists before the first sync: with
+	// CreateNamespace=true, Argo CD apps of the first level syncing at once
+	// race to create it, and a loser's sync fails ("namespaces \"scale\"
+	// already exists": the 750-app run on ffad799, app a0052).
+	if _, err := h.kubectl("get", "namespace", scaleNS); err != nil {
+		if _, err := h.kubectl("create", "namespace", scaleNS); err != nil {
+			return row, fmt.Errorf("namespace %s: %w", scaleNS, err)
+		}
 	}
 	mon := watchProcs(h.state)
 	t0 := time.Now()
