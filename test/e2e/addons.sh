@@ -161,8 +161,12 @@ rm -f "$RUN/restarts.log"
 start supervisor "$E2E_DIR/supervise.sh" argocd-application-controller argocd-repo-server argocd-server workflow-controller
 
 # --- Git daemon on loopback serving the test platform (repo-server runs on the host)
+# E2E_GIT_MAX_CONNECTIONS (make e2e-scale, issue 24): git daemon's own default
+# is 32; the first level of a 750-app platform at parallelism 50 passed it,
+# and 8 syncs failed ("failed to list refs: … connection reset by peer").
 "$E2E_DIR/gitrepo.sh" init
-start git-daemon git daemon --listen=127.0.0.1 --port="$GIT_PORT" --base-path="$STATE/git" --export-all --reuseaddr "$STATE/git"
+start git-daemon git daemon --listen=127.0.0.1 --port="$GIT_PORT" --base-path="$STATE/git" --export-all --reuseaddr \
+  --max-connections="${E2E_GIT_MAX_CONNECTIONS:-32}" "$STATE/git"
 
 # --- wait until Argo CD answers (its API token and the Secrets are the Quickstart's)
 waitfor "git ls-remote git://127.0.0.1:$GIT_PORT/platform.git" 30
