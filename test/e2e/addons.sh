@@ -142,7 +142,13 @@ start redis redis-server --bind 127.0.0.1 --port 16379 --save '' --appendonly no
 # (a Secret mount) is refused together with --disable-tls; 3.0 has no flag.
 REPO_MTLS=()
 argocd-repo-server --help 2>/dev/null | grep -q -- --client-ca-path && REPO_MTLS=(--client-ca-path "")
-start argocd-repo-server "${ACD_ENV[@]}" argocd-repo-server --address 127.0.0.1 --port 8081 --metrics-address 127.0.0.1 \
+# E2E_REPO_SERVER_ENV (make e2e-scale, issue 24): more environment for the
+# repo-server, e.g. ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT=8
+# ARGOCD_GIT_ATTEMPTS_COUNT=3: 50 first syncs at once had the harness's git
+# daemon reset ls-remote connections ("failed to list refs"), even with
+# E2E_GIT_MAX_CONNECTIONS=0.
+# shellcheck disable=SC2086
+start argocd-repo-server "${ACD_ENV[@]}" ${E2E_REPO_SERVER_ENV:-} argocd-repo-server --address 127.0.0.1 --port 8081 --metrics-address 127.0.0.1 \
   --redis "$REDIS" --disable-tls "${REPO_MTLS[@]}"
 start argocd-application-controller "${ACD_ENV[@]}" HOSTNAME=argocd-application-controller-0 argocd-application-controller \
   --namespace argocd --redis "$REDIS" --repo-server 127.0.0.1:8081 --repo-server-plaintext \
