@@ -223,7 +223,7 @@ func (r resolver) parse(call stepcontract.Call, extra []string) (*cmdline.Invoca
 // deploystep's invocation and Argo's deadline and retry.
 func roundTrip(t *testing.T, c stepcontract.Command, tmpl wfv1.Template, wf map[string]string, extraArgs []string) (*cmdline.Invocation, *time.Duration, stepcontract.Retry) {
 	t.Helper()
-	args, err := stepcontract.Args(c)
+	args, err := stepcontract.Args(c, wf)
 	if err != nil {
 		t.Fatal(err)
 	}

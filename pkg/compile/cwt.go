@@ -200,9 +200,10 @@ func templateRef(cwt, tmpl string) *wfv1.TemplateRef {
 
 // stepTask is a DAG task calling a step command's template with the
 // command's value as its arguments (stepcontract.Args: an argument equal
-// to its input's default is left out).
-func stepTask(name string, c stepcontract.Command, deps []string) (wfv1.DAGTask, error) {
-	args, err := stepcontract.Args(c)
+// to its input's default is left out, wf's value of the workflow
+// parameter it defaults to included: the calling WorkflowTemplate's).
+func stepTask(name string, c stepcontract.Command, deps []string, wf map[string]string) (wfv1.DAGTask, error) {
+	args, err := stepcontract.Args(c, wf)
 	if err != nil {
 		return wfv1.DAGTask{}, errf("%s: %w", name, err)
 	}
@@ -216,4 +217,31 @@ func stepTask(name string, c stepcontract.Command, deps []string) (wfv1.DAGTask,
 		Depends:     depends(deps),
 		Arguments:   wfv1.Arguments{Parameters: params},
 	}, nil
+}
+
+// platformParams are the workflow parameters a WorkflowTemplate defines
+// for the step template it calls: the platform's defaults, c's values
+// (stepcontract.PlatformArgs).
+func platformParams(c stepcontract.Command) ([]wfv1.Parameter, error) {
+	args, err := stepcontract.PlatformArgs(c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wfv1.Parameter, len(args))
+	for i, a := range args {
+		out[i] = param(a.Name, a.Value)
+	}
+	return out, nil
+}
+
+// paramValues are a WorkflowTemplate's workflow parameters that have a
+// value, by name: what its tasks' arguments are left out against.
+func paramValues(ps []wfv1.Parameter) map[string]string {
+	m := make(map[string]string, len(ps))
+	for _, p := range ps {
+		if p.Value != nil {
+			m[p.Name] = p.Value.String()
+		}
+	}
+	return m
 }

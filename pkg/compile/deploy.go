@@ -26,12 +26,25 @@ import (
 // them. Each task reads its Application from the ConfigMaps store fills
 // (manifests.go); they go to store.emit.
 func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func(*dag.Node) (*Application, error), sink *taskSink, store *manifestStore) (*wfv1.WorkflowTemplate, error) {
-	err := eachTask(d, d.Graph, func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
+	reqs, err := healthRequirements(d.Platform)
+	if err != nil {
+		return nil, err
+	}
+	// The platform's default timeouts and retry are workflow parameters:
+	// a task passes its own only when they differ (issue 24).
+	def, retry := d.Platform.Spec.Defaults.AppTimeouts(), d.Platform.Spec.Defaults.AppRetry()
+	plat, err := platformParams(&stepcontract.SyncAndWait{SyncTimeout: def.Sync.Duration, HealthTimeout: def.Health.Duration, Retry: retryOf(&retry)})
+	if err != nil {
+		return nil, fmt.Errorf("spec.defaults.timeouts: %w", err)
+	}
+	extra := append([]wfv1.Parameter{param(stepcontract.WorkflowHealthCustomizations, reqs)}, plat...)
+	wf := paramValues(append(connectionParams(d.Platform), extra...))
+	err = eachTask(d, d.Graph, func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
 		a, err := app(n)
 		if err != nil {
 			return wfv1.DAGTask{}, err
 		}
-		t, err := syncTask(n.Name, n.App, a, deps)
+		t, err := syncTask(n.Name, n.App, a, deps, wf)
 		if err != nil {
 			return t, err
 		}
@@ -41,7 +54,7 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func
 		return nil, err
 	}
 	if root != nil {
-		t, err := handoffTask(d, root)
+		t, err := handoffTask(d, root, wf)
 		if err == nil {
 			t, err = fromStore(t, store)
 		}
@@ -56,11 +69,7 @@ func deployWorkflowTemplate(d *dag.DAG, hash string, root *Application, app func
 		return nil, err
 	}
 	main := wfv1.Template{Name: string(dag.Deploy), DAG: &wfv1.DAGTemplate{}}
-	reqs, err := healthRequirements(d.Platform)
-	if err != nil {
-		return nil, err
-	}
-	return workflowTemplate(d.Platform, string(dag.Deploy), hash, []wfv1.Parameter{param(stepcontract.WorkflowHealthCustomizations, reqs)}, main, sink.join), nil
+	return workflowTemplate(d.Platform, string(dag.Deploy), hash, extra, main, sink.join), nil
 }
 
 func healthRequirements(p *spec.Platform) (string, error) {
@@ -80,8 +89,8 @@ func healthRequirements(p *spec.Platform) (string, error) {
 }
 
 // syncTask calls sync-and-wait for one app, with its Application as the
-// manifest.
-func syncTask(name string, a *spec.App, app *Application, deps []string) (wfv1.DAGTask, error) {
+// manifest; wf are the deploy's workflow parameters.
+func syncTask(name string, a *spec.App, app *Application, deps []string, wf map[string]string) (wfv1.DAGTask, error) {
 	// base64-encoded JSON: Helm values and other user text never reach an
 	// Argo expression.
 	raw, err := manifest.JSON(app)
@@ -97,7 +106,7 @@ func syncTask(name string, a *spec.App, app *Application, deps []string) (wfv1.D
 		AllowSuspended: a.AllowSuspended,
 		AppNamespace:   appNamespaceArg(a),
 		Retry:          retryOf(a.Retry),
-	}, deps)
+	}, deps, wf)
 }
 
 // checks renders an app's extra health checks in the step's --check syntax:
@@ -127,7 +136,7 @@ func checks(hcs []spec.HealthCheck) []string {
 // handoffTask creates and syncs the root Application after every app of the
 // deploy is Healthy: it waits for the DAG's sinks, which transitively
 // cover every node.
-func handoffTask(d *dag.DAG, root *Application) (wfv1.DAGTask, error) {
+func handoffTask(d *dag.DAG, root *Application, wf map[string]string) (wfv1.DAGTask, error) {
 	var sinks []string
 	for _, n := range d.Graph.Nodes() {
 		if len(d.Graph.Dependents(n)) == 0 {
@@ -138,5 +147,5 @@ func handoffTask(d *dag.DAG, root *Application) (wfv1.DAGTask, error) {
 	return syncTask(HandoffTask, &spec.App{
 		Timeouts: &spec.DefaultTimeouts,
 		Retry:    &spec.DefaultRetry,
-	}, root, sinks)
+	}, root, sinks, wf)
 }

@@ -88,3 +88,44 @@ func TestDeployTaskArguments(t *testing.T) {
 		t.Errorf("the handoff syncs %q, want the root Application", handoff["app"])
 	}
 }
+
+// The platform's default timeouts are the deploy's workflow parameters
+// (issue 24): a task with its own passes them, one with the platform's
+// passes none (the template's inputs default to the workflow's), and the
+// handoff, on the built-in timeouts, passes them as they differ from
+// shop's defaults (3m, 4m).
+func TestDeployPassesOnlyTimeoutsThatDiffer(t *testing.T) {
+	out := shop(t)
+	wt := out.WorkflowTemplates[dag.Deploy]
+	wf := paramValues(wt.Spec.Arguments.Parameters)
+	for k, v := range map[string]string{"default-sync-timeout": "3m0s", "default-health-timeout": "4m0s", "default-deadline-seconds": "540"} {
+		if wf[k] != v {
+			t.Errorf("the deploy's workflow parameter %s = %q, want %q (spec.defaults.timeouts)", k, wf[k], v)
+		}
+	}
+	tasks, _ := tasksByName(t, wt)
+	timeouts := []string{"sync-timeout", "health-timeout", "deadline-seconds"}
+	for name, passes := range map[string]bool{"db": true, "cache": false, "api": false, "worker": false, HandoffTask: true} {
+		a := args(tasks[name])
+		for _, in := range timeouts {
+			if _, ok := a[in]; ok != passes {
+				t.Errorf("%s passes %s: %v, want %v", name, in, ok, passes)
+			}
+		}
+	}
+	if got := effective(t, out, tasks[HandoffTask]); got["sync-timeout"] != "5m0s" || got["deadline-seconds"] != "720" {
+		t.Errorf("the handoff gets %s, %s s, want the built-in 5m0s, 720", got["sync-timeout"], got["deadline-seconds"])
+	}
+	td := out.WorkflowTemplates[dag.Teardown]
+	twf := paramValues(td.Spec.Arguments.Parameters)
+	if twf["default-timeout"] != "7m0s" || twf["default-deadline-seconds"] != "540" || twf["platform"] != "shop" {
+		t.Errorf("the teardown's platform parameters %v", twf)
+	}
+	ttasks, _ := tasksByName(t, td)
+	if a := args(ttasks["db"]); a["timeout"] != "10m0s" || a["deadline-seconds"] != "720" {
+		t.Errorf("db's teardown passes %v, want its own timeout 10m0s and deadline 720", a)
+	}
+	if a := args(ttasks["cache"]); len(a) != 1 || a["app"] != "cache" {
+		t.Errorf("cache's teardown passes %v, want only its app", a)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/spec"
+	"github.com/deployctl/deployctl/pkg/stepcontract"
 )
 
 // shop compiles testdata/shop.yaml, the fixture compile's own tests share.
@@ -87,15 +88,35 @@ func resolved(t *testing.T, out *Output, v string) string {
 	return ""
 }
 
+// platformDefaults are the workflow parameters holding a platform's
+// defaults (stepcontract's Platform rules), which effective resolves.
+var platformDefaults = map[string]bool{
+	stepcontract.WorkflowDefaultSyncTimeout: true, stepcontract.WorkflowDefaultHealthTimeout: true,
+	stepcontract.WorkflowDefaultDeadline: true, stepcontract.WorkflowDefaultTimeout: true, stepcontract.WorkflowPlatform: true,
+	stepcontract.WorkflowDefaultRetryLimit: true, stepcontract.WorkflowDefaultRetryBackoff: true, stepcontract.WorkflowDefaultRetryFactor: true,
+}
+
+// actionOf is the action whose WorkflowTemplate calls a step template.
+var actionOf = map[string]dag.Action{
+	stepcontract.CmdSyncAndWait: dag.Deploy, stepcontract.CmdTeardown: dag.Teardown, stepcontract.CmdValidate: dag.Validate,
+}
+
 // effective is what the called template receives: its input defaults,
 // overridden by the task's arguments (dropDefaults leaves out the equal
-// ones, so a task's own list alone is not the whole story).
+// ones, so a task's own list alone is not the whole story). A default
+// that is the platform's (default-sync-timeout, platform, …) is resolved
+// from the WorkflowTemplate calling it, as Argo does; the others (a
+// submission's choice, the Argo CD namespace) are left as expressions.
 func effective(t *testing.T, out *Output, task wfv1.DAGTask) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	ref := task.TemplateRef
 	if ref == nil {
 		t.Fatalf("task %s calls no ClusterWorkflowTemplate", task.Name)
+	}
+	wf := map[string]string{}
+	if wt := out.WorkflowTemplates[actionOf[ref.Template]]; wt != nil {
+		wf = paramValues(wt.Spec.Arguments.Parameters)
 	}
 	found := false
 	for _, c := range out.ClusterTemplates {
@@ -107,6 +128,11 @@ func effective(t *testing.T, out *Output, task wfv1.DAGTask) map[string]string {
 			for _, in := range tmpl.Inputs.Parameters {
 				if in.Default != nil {
 					m[in.Name] = in.Default.String()
+					for name := range platformDefaults {
+						if v, ok := wf[name]; ok && m[in.Name] == stepcontract.FromWorkflow(name) {
+							m[in.Name] = v
+						}
+					}
 				}
 			}
 		}

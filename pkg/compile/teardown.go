@@ -18,11 +18,16 @@ import (
 // submission itself, and every step checks it again.
 func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *taskSink) (*wfv1.WorkflowTemplate, error) {
 	name := d.Platform.Metadata.Name
+	extra, err := teardownParams(d.Platform)
+	if err != nil {
+		return nil, err
+	}
+	wf := paramValues(append(connectionParams(d.Platform), extra...))
 	add := sink.add
 	if root != nil {
 		// The root Application goes first and without cascade: it must stop
 		// re-creating the children, but must not delete them out of order.
-		first, err := teardownTask(name, HandoffTask, root.Name, &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry}, nil, false)
+		first, err := teardownTask(name, HandoffTask, root.Name, &spec.App{Timeouts: &spec.DefaultTimeouts, Retry: &spec.DefaultRetry}, nil, false, wf)
 		if err != nil {
 			return nil, err
 		}
@@ -36,12 +41,22 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *
 			return sink.add(t)
 		}
 	}
-	err := eachTask(d, d.Graph.Reverse(), func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
-		return teardownTask(name, n.Name, n.Name, n.App, deps, true)
+	err = eachTask(d, d.Graph.Reverse(), func(n *dag.Node, deps []string) (wfv1.DAGTask, error) {
+		return teardownTask(name, n.Name, n.Name, n.App, deps, true, wf)
 	}, add)
 	if err != nil {
 		return nil, err
 	}
+	main := wfv1.Template{Name: string(dag.Teardown), DAG: &wfv1.DAGTemplate{}}
+	return workflowTemplate(d.Platform, string(dag.Teardown), hash, extra, main, sink.join), nil
+}
+
+// teardownParams are the teardown's own workflow parameters: what a
+// submission chooses (confirm, pv-policy, crd-policy), then the
+// platform's name, default timeout and retry, which its tasks' inputs default to
+// (a task passes its own only when it differs; issue 24).
+func teardownParams(p *spec.Platform) ([]wfv1.Parameter, error) {
+	name := p.Metadata.Name
 	// No value: a submission without -p confirm=<platform> is refused as
 	// "value is required", a wrong one as "not in enum".
 	confirm := wfv1.Parameter{
@@ -61,13 +76,29 @@ func teardownWorkflowTemplate(d *dag.DAG, hash string, root *Application, sink *
 		Enum:        []wfv1.AnyString{stepcontract.PolicyRetain, stepcontract.PolicyDelete},
 		Description: wfv1.AnyStringPtr("retain (default) keeps the CustomResourceDefinitions Argo CD never deletes; delete removes them, and every custom resource of their kinds, with their app"),
 	}
-	main := wfv1.Template{Name: string(dag.Teardown), DAG: &wfv1.DAGTemplate{}}
-	return workflowTemplate(d.Platform, string(dag.Teardown), hash, []wfv1.Parameter{confirm, pv, crd}, main, sink.join), nil
+	def := p.Spec.Defaults.AppTimeouts()
+	timeout, err := stepcontract.NodeLimit(def.Sync.Duration, def.Health.Duration)
+	if err != nil {
+		return nil, fmt.Errorf("spec.defaults.timeouts: the teardown deadline: %w", err)
+	}
+	retry := p.Spec.Defaults.AppRetry()
+	plat, err := platformParams(&stepcontract.Teardown{Platform: name, Timeout: timeout, Retry: retryOf(&retry)})
+	if err != nil {
+		return nil, fmt.Errorf("spec.defaults.timeouts: %w", err)
+	}
+	for i := range plat {
+		if plat[i].Name == stepcontract.WorkflowPlatform {
+			// Its only value: a submission cannot point the steps at
+			// another platform.
+			plat[i].Enum = []wfv1.AnyString{wfv1.AnyString(name)}
+		}
+	}
+	return append([]wfv1.Parameter{confirm, pv, crd}, plat...), nil
 }
 
 // teardownTask deletes one app's Application; its timeout is the app's
 // sync plus health timeout, the time its resources had to come up.
-func teardownTask(platform, task, app string, a *spec.App, deps []string, cascade bool) (wfv1.DAGTask, error) {
+func teardownTask(platform, task, app string, a *spec.App, deps []string, cascade bool, wf map[string]string) (wfv1.DAGTask, error) {
 	timeout, err := stepcontract.NodeLimit(a.Timeouts.Sync.Duration, a.Timeouts.Health.Duration)
 	if err != nil {
 		return wfv1.DAGTask{}, fmt.Errorf("app %s: its teardown deadline: %w", task, err)
@@ -82,5 +113,5 @@ func teardownTask(platform, task, app string, a *spec.App, deps []string, cascad
 		Cascade:      cascade,
 		AppNamespace: appNamespaceArg(a),
 		Retry:        retryOf(a.Retry),
-	}, deps)
+	}, deps, wf)
 }

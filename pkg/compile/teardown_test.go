@@ -104,8 +104,13 @@ func TestTeardownConfirmation(t *testing.T) {
 		if task.TemplateRef == nil {
 			continue // a join
 		}
-		if got := args(task)["confirm"]; got != "{{workflow.parameters.confirm}}" {
-			t.Errorf("teardown %s passes confirm %q, not the workflow's", name, got)
+		if got := effective(t, out, task)["confirm"]; got != "{{workflow.parameters.confirm}}" {
+			t.Errorf("teardown %s gets confirm %q, not the workflow's", name, got)
+		}
+		for _, in := range []string{"confirm", "pv-policy", "crd-policy", "platform"} {
+			if v, ok := args(task)[in]; ok {
+				t.Errorf("teardown %s passes %s %q: the input's default is the workflow's", name, in, v)
+			}
 		}
 	}
 }

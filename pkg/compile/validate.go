@@ -18,6 +18,13 @@ import (
 // addresses Applications of one namespace, so a stack's apps with their
 // own applicationNamespace get a task per namespace, STACK-in-NAMESPACE.
 func validateWorkflowTemplate(d *dag.DAG, hash string, sink *taskSink) (*wfv1.WorkflowTemplate, error) {
+	// Validate's tasks retry as built in (they only read): its workflow
+	// parameters say so, and no task passes a retry.
+	extra, err := platformParams(&stepcontract.Validate{Retry: retryOf(&spec.DefaultRetry)})
+	if err != nil {
+		return nil, err
+	}
+	wf := paramValues(append(connectionParams(d.Platform), extra...))
 	names := map[string]bool{}
 	for _, s := range d.Stacks() {
 		names[s] = true
@@ -40,7 +47,7 @@ func validateWorkflowTemplate(d *dag.DAG, hash string, sink *taskSink) (*wfv1.Wo
 				}
 				names[name] = true
 			}
-			t, err := stepTask(name, &stepcontract.Validate{Apps: byNS[ns], AppNamespace: ns, Retry: retryOf(&spec.DefaultRetry)}, nil)
+			t, err := stepTask(name, &stepcontract.Validate{Apps: byNS[ns], AppNamespace: ns, Retry: retryOf(&spec.DefaultRetry)}, nil, wf)
 			if err == nil {
 				err = sink.add(t)
 			}
@@ -50,5 +57,5 @@ func validateWorkflowTemplate(d *dag.DAG, hash string, sink *taskSink) (*wfv1.Wo
 		}
 	}
 	main := wfv1.Template{Name: string(dag.Validate), DAG: &wfv1.DAGTemplate{}}
-	return workflowTemplate(d.Platform, string(dag.Validate), hash, nil, main, sink.join), nil
+	return workflowTemplate(d.Platform, string(dag.Validate), hash, extra, main, sink.join), nil
 }

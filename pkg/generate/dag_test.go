@@ -314,13 +314,13 @@ func TestDeterministicAcrossRunsAndOrderings(t *testing.T) {
 // TestTooLargeIsRefused: a platform whose deploy template would exceed the
 // object size limit is refused with advice, not written broken.
 func TestTooLargeIsRefused(t *testing.T) {
-	d := loadPlatform(t, testplatform.Sized(1, 1500))
+	d := loadPlatform(t, testplatform.Sized(1, 3000))
 	_, _, err := Tree(d, "platform")
 	var tl *render.TooLargeError
 	if !errors.As(err, &tl) {
 		t.Fatalf("want *render.TooLargeError, got %v", err)
 	}
-	if !strings.Contains(err.Error(), "split the platform") || tl.Apps != 1500 {
+	if !strings.Contains(err.Error(), "split the platform") || tl.Apps != 3000 {
 		t.Errorf("no advice or wrong count: %v", err)
 	}
 }

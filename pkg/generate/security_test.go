@@ -97,7 +97,18 @@ func TestTeardownRefusedWithoutConfirmation(t *testing.T) {
 		if task.TemplateRef == nil {
 			continue
 		}
-		if v := task.Arguments.GetParameterByName("confirm"); v == nil || v.Value.String() != "{{workflow.parameters.confirm}}" {
+		// The task passes none: the template's input defaults to the
+		// workflow's confirm (issue 24); one it did pass must be that.
+		v := task.Arguments.GetParameterByName("confirm")
+		if v == nil {
+			if cwt := p.cwts[task.TemplateRef.Name]; cwt != nil {
+				v = cwt.Spec.Templates[0].Inputs.GetParameterByName("confirm")
+				if v != nil {
+					v = &wfv1.Parameter{Value: v.Default}
+				}
+			}
+		}
+		if v == nil || v.Value == nil || v.Value.String() != "{{workflow.parameters.confirm}}" {
 			t.Errorf("teardown task %s does not pass the confirmation to the step", task.Name)
 		}
 	}

@@ -168,6 +168,10 @@ func mergeDestination(def, own *Destination) Destination {
 	return d
 }
 
+// AppTimeouts are the timeouts of an app that sets none of its own:
+// spec.defaults.timeouts over the built-in ones.
+func (d Defaults) AppTimeouts() Timeouts { return mergeTimeouts(d.Timeouts, nil) }
+
 func mergeTimeouts(def, own *Timeouts) Timeouts {
 	t := DefaultTimeouts
 	for _, o := range []*Timeouts{def, own} {
@@ -183,6 +187,10 @@ func mergeTimeouts(def, own *Timeouts) Timeouts {
 	}
 	return t
 }
+
+// AppRetry is the retry policy of an app that sets none of its own:
+// spec.defaults.retry over the built-in one.
+func (d Defaults) AppRetry() Retry { return mergeRetry(d.Retry, nil) }
 
 func mergeRetry(def, own *Retry) Retry {
 	r := DefaultRetry

@@ -34,6 +34,17 @@ const (
 	WorkflowConfirm              = "confirm"               // teardown: must equal the platform name
 	WorkflowPVPolicy             = "pv-policy"             // teardown: retain or delete
 	WorkflowCRDPolicy            = "crd-policy"            // teardown: retain or delete
+
+	// The platform's defaults (Param.Platform): the WorkflowTemplate
+	// defines them, a task passes its own value only when it differs.
+	WorkflowDefaultSyncTimeout   = "default-sync-timeout"     // sync-and-wait
+	WorkflowDefaultHealthTimeout = "default-health-timeout"   // sync-and-wait
+	WorkflowDefaultDeadline      = "default-deadline-seconds" // sync-and-wait, teardown
+	WorkflowDefaultTimeout       = "default-timeout"          // teardown
+	WorkflowPlatform             = "platform"                 // teardown: the platform's name (its only enum value)
+	WorkflowDefaultRetryLimit    = "default-retry-limit"      // every command
+	WorkflowDefaultRetryBackoff  = "default-retry-backoff"    // every command
+	WorkflowDefaultRetryFactor   = "default-retry-factor"     // every command
 )
 
 // Teardown's policies for what deleting an Application leaves behind.
@@ -97,9 +108,12 @@ func (s *SyncAndWait) Params() []Param {
 		{Input: InputApp, Reader: ByArg, Usage: "Application name", ptr: &s.App},
 		{Input: "manifest-base64", Reader: ByArg, Usage: "the same, base64-encoded", ptr: &s.ManifestBase64,
 			Description: "the Application as base64 JSON; base64 keeps user text out of Argo expressions"},
-		{Input: "sync-timeout", Reader: ByArg, StepDefault: "5m0s", Usage: "how long the sync operation may take", ptr: &s.SyncTimeout},
-		{Input: "health-timeout", Reader: ByArg, StepDefault: "5m0s", Usage: "how long to wait for Healthy after the sync", ptr: &s.HealthTimeout},
+		{Input: "sync-timeout", Reader: ByArg, StepDefault: "5m0s", Usage: "how long the sync operation may take", ptr: &s.SyncTimeout,
+			Workflow: WorkflowDefaultSyncTimeout, Platform: true},
+		{Input: "health-timeout", Reader: ByArg, StepDefault: "5m0s", Usage: "how long to wait for Healthy after the sync", ptr: &s.HealthTimeout,
+			Workflow: WorkflowDefaultHealthTimeout, Platform: true},
 		{Input: InputDeadline, Reader: ArgoDeadline, Description: "hard limit of one attempt (sync + health timeouts + slack)",
+			Workflow: WorkflowDefaultDeadline, Platform: true,
 			derive: func() (string, error) { d, err := s.Deadline(); return Seconds(d), err }},
 		{Input: "checks", Default: ptrTo(""), Reader: ByEnv, Flag: "check", Usage: "extra check: resource:GROUP/KIND/NAMESPACE/NAME or http:URL=CODES (repeatable)", ptr: &s.Checks},
 		{Input: "allow-suspended", Default: ptrTo("false"), Reader: ByEnv, StepDefault: "false", Usage: "accept Suspended as healthy", ptr: &s.AllowSuspended},
@@ -151,8 +165,10 @@ func (v *Validate) Params() []Param {
 type Teardown struct {
 	App      string
 	Platform string
-	// Confirm, PVPolicy and CRDPolicy: the compiler passes the teardown
-	// workflow's parameters (FromWorkflow), so a submission sets them.
+	// Confirm, PVPolicy and CRDPolicy: the template's inputs default to
+	// the teardown workflow's parameters of those names, so a submission
+	// sets them; the compiler's tasks hold those expressions (FromWorkflow),
+	// which equal the defaults and are left out.
 	Confirm      string
 	PVPolicy     string
 	CRDPolicy    string
@@ -170,14 +186,15 @@ func (t *Teardown) Params() []Param {
 	policies := []string{PolicyRetain, PolicyDelete}
 	return rules([]Param{
 		{Input: InputApp, Reader: ByArg, Usage: "Application name", ptr: &t.App},
-		{Input: "platform", Reader: ByArg, Usage: "platform name", ptr: &t.Platform},
-		{Input: "confirm", Reader: ByEnv, Usage: "must equal --platform", ptr: &t.Confirm},
-		{Input: "pv-policy", Default: ptrTo(PolicyRetain), Enum: policies, Reader: ByEnv, StepDefault: PolicyRetain,
-			Usage: "retain or delete the PersistentVolumeClaims of StatefulSets", ptr: &t.PVPolicy},
-		{Input: "crd-policy", Default: ptrTo(PolicyRetain), Enum: policies, Reader: ByEnv, StepDefault: PolicyRetain,
-			Usage: "retain or delete the CustomResourceDefinitions the app manages (Argo CD never deletes them)", ptr: &t.CRDPolicy},
-		{Input: "timeout", Reader: ByArg, StepDefault: "10m0s", Usage: "how long deletion may take", ptr: &t.Timeout},
-		{Input: InputDeadline, Reader: ArgoDeadline,
+		{Input: "platform", Reader: ByArg, Usage: "platform name", ptr: &t.Platform, Workflow: WorkflowPlatform, Platform: true},
+		{Input: "confirm", Reader: ByEnv, Usage: "must equal --platform", ptr: &t.Confirm, Workflow: WorkflowConfirm},
+		{Input: "pv-policy", Enum: policies, Reader: ByEnv, StepDefault: PolicyRetain,
+			Usage: "retain or delete the PersistentVolumeClaims of StatefulSets", ptr: &t.PVPolicy, Workflow: WorkflowPVPolicy},
+		{Input: "crd-policy", Enum: policies, Reader: ByEnv, StepDefault: PolicyRetain,
+			Usage: "retain or delete the CustomResourceDefinitions the app manages (Argo CD never deletes them)", ptr: &t.CRDPolicy, Workflow: WorkflowCRDPolicy},
+		{Input: "timeout", Reader: ByArg, StepDefault: "10m0s", Usage: "how long deletion may take", ptr: &t.Timeout,
+			Workflow: WorkflowDefaultTimeout, Platform: true},
+		{Input: InputDeadline, Reader: ArgoDeadline, Workflow: WorkflowDefaultDeadline, Platform: true,
 			derive: func() (string, error) { d, err := t.Deadline(); return Seconds(d), err }},
 		{Input: "cascade", Default: ptrTo("true"), Enum: []string{"true", "false"}, Reader: ByEnv, StepDefault: "true",
 			Usage: "delete the app's resources with it; false orphans them (the root Application, whose children have their own teardown nodes)", ptr: &t.Cascade},
@@ -199,6 +216,9 @@ func rules(groups ...[]Param) []Param {
 		if ps[i].Reader.Step() && ps[i].Flag == "" {
 			ps[i].Flag = ps[i].Input
 		}
+		if ps[i].Workflow != "" {
+			ps[i].Default = ptrTo(FromWorkflow(ps[i].Workflow))
+		}
 	}
 	return ps
 }
@@ -208,7 +228,7 @@ func rules(groups ...[]Param) []Param {
 // namespace.
 func appNamespace(p *string) Param {
 	return Param{
-		Input: InputAppNamespace, Default: ptrTo(FromWorkflow(WorkflowArgoCDNamespace)), OmitZero: true,
+		Input: InputAppNamespace, Workflow: WorkflowArgoCDNamespace, OmitZero: true,
 		Description: "namespace of the Application objects (an app's applicationNamespace); default Argo CD's",
 		Reader:      ByEnv, Env: "ARGOCD_APP_NAMESPACE", Global: true, ptr: p,
 	}
@@ -218,9 +238,12 @@ func appNamespace(p *string) Param {
 func retry(r *Retry) []Param {
 	d := DefaultRetry
 	return []Param{
-		{Input: "retry-limit", Default: ptrTo((&Param{ptr: &d.Limit}).mustText()), Reader: ArgoRetryLimit, ptr: &r.Limit},
-		{Input: "retry-backoff", Default: ptrTo((&Param{ptr: &d.Backoff}).mustText()), Reader: ArgoRetryBackoff, ptr: &r.Backoff},
-		{Input: "retry-factor", Default: ptrTo((&Param{ptr: &d.Factor}).mustText()), Reader: ArgoRetryFactor, ptr: &r.Factor},
+		{Input: "retry-limit", StepDefault: (&Param{ptr: &d.Limit}).mustText(), Reader: ArgoRetryLimit, ptr: &r.Limit,
+			Workflow: WorkflowDefaultRetryLimit, Platform: true},
+		{Input: "retry-backoff", StepDefault: (&Param{ptr: &d.Backoff}).mustText(), Reader: ArgoRetryBackoff, ptr: &r.Backoff,
+			Workflow: WorkflowDefaultRetryBackoff, Platform: true},
+		{Input: "retry-factor", StepDefault: (&Param{ptr: &d.Factor}).mustText(), Reader: ArgoRetryFactor, ptr: &r.Factor,
+			Workflow: WorkflowDefaultRetryFactor, Platform: true},
 	}
 }
 

@@ -35,7 +35,7 @@ func TestLimits(t *testing.T) {
 	if _, err := (&SyncAndWait{SyncTimeout: duration.Max, HealthTimeout: 1}).Limit(); err == nil {
 		t.Error("an overflowing limit was accepted")
 	}
-	if _, err := Args(&SyncAndWait{App: "a", SyncTimeout: duration.Max, HealthTimeout: time.Second}); err == nil || !strings.Contains(err.Error(), InputDeadline) {
+	if _, err := Args(&SyncAndWait{App: "a", SyncTimeout: duration.Max, HealthTimeout: time.Second}, nil); err == nil || !strings.Contains(err.Error(), InputDeadline) {
 		t.Errorf("Args with an overflowing deadline: %v", err)
 	}
 	if got := Seconds(90*time.Second + 600*time.Millisecond); got != "91" {
@@ -47,17 +47,17 @@ func TestLimits(t *testing.T) {
 // left out, a zero app-namespace too (the default stands for it); a
 // required input is passed even when empty.
 func TestArgs(t *testing.T) {
+	retry := map[string]string{WorkflowDefaultRetryLimit: "3", WorkflowDefaultRetryBackoff: "10s", WorkflowDefaultRetryFactor: "2"}
 	got, err := Args(&Teardown{App: "db", Platform: "p", Confirm: FromWorkflow(WorkflowConfirm), PVPolicy: PolicyRetain,
-		CRDPolicy: PolicyDelete, Timeout: time.Minute, Cascade: true, Retry: DefaultRetry})
+		CRDPolicy: FromWorkflow(WorkflowCRDPolicy), Timeout: time.Minute, Cascade: true, Retry: DefaultRetry}, retry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Arg{{"app", "db"}, {"platform", "p"}, {"confirm", "{{workflow.parameters.confirm}}"}, {"crd-policy", "delete"},
-		{"timeout", "1m0s"}, {InputDeadline, "180"}}
+	want := []Arg{{"app", "db"}, {"platform", "p"}, {"pv-policy", "retain"}, {"timeout", "1m0s"}, {InputDeadline, "180"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Args\n%v\nwant\n%v", got, want)
 	}
-	got, err = Args(&SyncAndWait{App: "a", SyncTimeout: time.Minute, HealthTimeout: time.Minute, AppNamespace: "team", Retry: Retry{Limit: 0, Backoff: time.Second, Factor: 2}})
+	got, err = Args(&SyncAndWait{App: "a", SyncTimeout: time.Minute, HealthTimeout: time.Minute, AppNamespace: "team", Retry: Retry{Limit: 0, Backoff: time.Second, Factor: 2}}, retry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +65,81 @@ func TestArgs(t *testing.T) {
 		{InputAppNamespace, "team"}, {"retry-limit", "0"}, {"retry-backoff", "1s"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Args\n%v\nwant\n%v", got, want)
+	}
+}
+
+// The platform's defaults (issue 24): the WorkflowTemplate defines them
+// as workflow parameters (PlatformArgs), the template's inputs default to
+// them, and a task passes a value only where it differs: an app equal to
+// the defaults passes none, one with its own sync timeout passes that and
+// the deadline it changes, not the health timeout. Only the rules that
+// say Platform are left out by value: a policy a task sets to retain
+// keeps it, though the workflow's pv-policy is retain too (a submission
+// may choose delete).
+func TestPlatformDefaults(t *testing.T) {
+	plat, err := PlatformArgs(&SyncAndWait{SyncTimeout: 5 * time.Minute, HealthTimeout: 10 * time.Minute, Retry: Retry{Limit: 5, Backoff: time.Second, Factor: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Arg{{WorkflowDefaultSyncTimeout, "5m0s"}, {WorkflowDefaultHealthTimeout, "10m0s"}, {WorkflowDefaultDeadline, "1020"},
+		{WorkflowDefaultRetryLimit, "5"}, {WorkflowDefaultRetryBackoff, "1s"}, {WorkflowDefaultRetryFactor, "1"}}
+	if !reflect.DeepEqual(plat, want) {
+		t.Fatalf("PlatformArgs\n%v\nwant\n%v", plat, want)
+	}
+	wf := map[string]string{WorkflowArgoCDNamespace: "argocd"}
+	for _, a := range plat {
+		wf[a.Name] = a.Value
+	}
+	same := &SyncAndWait{App: "a", ManifestBase64: "e30=", SyncTimeout: 5 * time.Minute, HealthTimeout: 10 * time.Minute, Retry: Retry{Limit: 5, Backoff: time.Second, Factor: 1}}
+	if got, err := Args(same, wf); err != nil || !reflect.DeepEqual(got, []Arg{{"app", "a"}, {"manifest-base64", "e30="}}) {
+		t.Errorf("an app with the platform's defaults passes %v, %v", got, err)
+	}
+	own := *same
+	own.SyncTimeout, own.Retry.Limit = time.Minute, 3
+	if got, err := Args(&own, wf); err != nil || !reflect.DeepEqual(got, []Arg{{"app", "a"}, {"manifest-base64", "e30="},
+		{"sync-timeout", "1m0s"}, {InputDeadline, "780"}, {"retry-limit", "3"}}) {
+		t.Errorf("an app with its own sync timeout passes %v, %v", got, err)
+	}
+	// Without the workflow's values nothing is left out by value.
+	if got, _ := Args(same, nil); len(got) != 8 {
+		t.Errorf("without the workflow parameters: %v", got)
+	}
+
+	tp, err := PlatformArgs(&Teardown{Platform: "shop", Timeout: 10 * time.Minute, Retry: DefaultRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []Arg{{WorkflowPlatform, "shop"}, {WorkflowDefaultTimeout, "10m0s"}, {WorkflowDefaultDeadline, "720"},
+		{WorkflowDefaultRetryLimit, "3"}, {WorkflowDefaultRetryBackoff, "10s"}, {WorkflowDefaultRetryFactor, "2"}}
+	if !reflect.DeepEqual(tp, want) {
+		t.Fatalf("PlatformArgs\n%v\nwant\n%v", tp, want)
+	}
+	wf = map[string]string{WorkflowPVPolicy: PolicyRetain}
+	for _, a := range tp {
+		wf[a.Name] = a.Value
+	}
+	td := &Teardown{App: "db", Platform: "shop", Confirm: FromWorkflow(WorkflowConfirm), PVPolicy: FromWorkflow(WorkflowPVPolicy),
+		CRDPolicy: FromWorkflow(WorkflowCRDPolicy), Timeout: 10 * time.Minute, Cascade: true, Retry: DefaultRetry}
+	if got, err := Args(td, wf); err != nil || !reflect.DeepEqual(got, []Arg{{"app", "db"}}) {
+		t.Errorf("a teardown task with the platform's defaults passes %v, %v", got, err)
+	}
+	td.PVPolicy, td.Platform = PolicyRetain, "other"
+	if got, err := Args(td, wf); err != nil || !reflect.DeepEqual(got, []Arg{{"app", "db"}, {"platform", "other"}, {"pv-policy", "retain"}}) {
+		t.Errorf("a teardown task with its own policy and platform passes %v, %v", got, err)
+	}
+
+	// The templates list the workflow parameters their inputs default to,
+	// with deploystep's defaults, so that they validate alone.
+	defaults := map[string]string{}
+	for _, w := range TemplateOf(&Teardown{}).Workflow {
+		defaults[w.Name] = w.Default
+	}
+	for name, v := range map[string]string{WorkflowPlatform: "", WorkflowConfirm: "", WorkflowPVPolicy: PolicyRetain, WorkflowCRDPolicy: PolicyRetain,
+		WorkflowDefaultTimeout: "10m0s", WorkflowDefaultDeadline: "720", WorkflowArgoCDNamespace: "argocd",
+		WorkflowDefaultRetryLimit: "3", WorkflowDefaultRetryBackoff: "10s", WorkflowDefaultRetryFactor: "2"} {
+		if got, ok := defaults[name]; !ok || got != v {
+			t.Errorf("teardown's template: workflow parameter %s = %q (listed %v), want %q", name, got, ok, v)
+		}
 	}
 }
 
@@ -96,10 +171,13 @@ func TestRulesAreWellFormed(t *testing.T) {
 func TestTemplateWorkflowParams(t *testing.T) {
 	n := len(WorkflowParams)
 	sync := TemplateOf(&SyncAndWait{})
-	if len(sync.Workflow) != n+1 || sync.Workflow[n].Name != WorkflowHealthCustomizations {
-		t.Errorf("sync-and-wait's workflow parameters %v", sync.Workflow)
+	retry := []WorkflowParam{{WorkflowDefaultRetryLimit, "3"}, {WorkflowDefaultRetryBackoff, "10s"}, {WorkflowDefaultRetryFactor, "2"}}
+	want := append([]WorkflowParam{{WorkflowDefaultSyncTimeout, "5m0s"}, {WorkflowDefaultHealthTimeout, "5m0s"}, {WorkflowDefaultDeadline, "720"},
+		{WorkflowHealthCustomizations, ""}}, retry...)
+	if len(sync.Workflow) != n+len(want) || !reflect.DeepEqual(sync.Workflow[n:], want) {
+		t.Errorf("sync-and-wait's workflow parameters %v, want the connection's and %v", sync.Workflow, want)
 	}
-	if len(WorkflowParams) != n || len(TemplateOf(&Validate{}).Workflow) != n {
+	if v := TemplateOf(&Validate{}).Workflow; len(WorkflowParams) != n || !reflect.DeepEqual(v[n:], retry) {
 		t.Error("TemplateOf changed the connection's workflow parameters")
 	}
 	if got := sync.Call.Plugin().Env; len(got) != len(sync.Call.Env)-1 {

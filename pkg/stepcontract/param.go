@@ -42,13 +42,25 @@ type Param struct {
 	// expression (FromWorkflow) or a literal.
 	From string
 	// StepDefault is deploystep's value when neither flag nor environment
-	// gives one, in the field's text form.
+	// gives one, in the field's text form; for a value only Argo reads
+	// (the retry), the templates' own. A template lists the Workflow
+	// parameter an input defaults to with it, to validate alone.
 	StepDefault string
 	// Usage is the flag's help text.
 	Usage string
 	// OmitZero leaves the task argument out when the field is its zero
 	// value: the input's default then stands for it.
 	OmitZero bool
+	// Workflow names the workflow parameter the input defaults to: its
+	// Default is FromWorkflow(Workflow), and the template lists it among
+	// its workflow parameters. A task argument equal to that parameter's
+	// value in the calling WorkflowTemplate is left out (Args).
+	Workflow string
+	// Platform: the calling WorkflowTemplate defines the Workflow
+	// parameter itself, as the platform's default value of the field
+	// (PlatformArgs), so only an app that differs passes it (issue 24:
+	// a task's bytes count twice in every Workflow).
+	Platform bool
 
 	ptr    any                    // *string, *bool, *int, *time.Duration or *[]string; nil: a rule without a field
 	derive func() (string, error) // a value computed from the other fields (the deadline)

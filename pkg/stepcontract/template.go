@@ -2,6 +2,7 @@ package stepcontract
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -64,7 +65,10 @@ func (c Call) Plugin() Call {
 	return Call{Args: c.Args, Env: env}
 }
 
-// TemplateOf renders a command's rules as its template.
+// TemplateOf renders a command's rules as its template. Only c's type
+// matters: the workflow parameters its inputs default to get deploystep's
+// own defaults (StepDefault) as theirs, so that the template validates
+// alone; a calling WorkflowTemplate defines every one.
 func TemplateOf(c Command) Template {
 	t := Template{Command: c.Command(), Workflow: WorkflowParams, Call: Call{Args: []string{c.Command()}}}
 	var conn Connection
@@ -73,13 +77,29 @@ func TemplateOf(c Command) Template {
 			t.Call.Env = append(t.Call.Env, EnvVar{Name: p.EnvVar(), Value: p.source()})
 		}
 	}
-	for _, p := range c.Params() {
+	addWorkflow := func(name, def string) {
+		for _, w := range t.Workflow {
+			if w.Name == name {
+				return
+			}
+		}
+		t.Workflow = append(t.Workflow[:len(t.Workflow):len(t.Workflow)], WorkflowParam{Name: name, Default: def})
+	}
+	defaults := stepDefaults(c)
+	for i, p := range c.Params() {
 		if p.Input != "" {
 			t.Inputs = append(t.Inputs, Input{Name: p.Input, Default: p.Default, Enum: p.Enum, Description: p.Description})
 		}
+		if p.Workflow != "" {
+			def, err := defaults[i].Text()
+			if err != nil {
+				panic(fmt.Sprintf("%s %s: deploystep's default: %v", c.Command(), p.Name(), err))
+			}
+			addWorkflow(p.Workflow, def)
+		}
 		if p.From != "" && p.Input == "" && p.Reader.Step() {
 			if name, ok := workflowParam(p.From); ok {
-				t.Workflow = append(t.Workflow[:len(t.Workflow):len(t.Workflow)], WorkflowParam{Name: name})
+				addWorkflow(name, "")
 			}
 		}
 		switch {
@@ -102,6 +122,21 @@ func TemplateOf(c Command) Template {
 	return t
 }
 
+// stepDefaults are the rules of a new value of c's type holding
+// deploystep's defaults (StepDefault), in Params order.
+func stepDefaults(c Command) []Param {
+	v := reflect.New(reflect.TypeOf(c).Elem()).Interface().(Command)
+	ps := v.Params()
+	for _, p := range ps {
+		if p.StepDefault != "" && p.ptr != nil {
+			if err := p.SetText(p.StepDefault); err != nil {
+				panic(fmt.Sprintf("%s %s: deploystep's default %q: %v", c.Command(), p.Name(), p.StepDefault, err))
+			}
+		}
+	}
+	return ps
+}
+
 // workflowParam is the name in a FromWorkflow expression.
 func workflowParam(expr string) (string, bool) {
 	const pre, post = "{{workflow.parameters.", "}}"
@@ -119,8 +154,13 @@ type Arg struct {
 // Args are the DAG task's arguments for a command's value, in the
 // template's input order: every input the value sets, except one equal to
 // the input's default (the same run, a smaller WorkflowTemplate) and, for
-// a rule that says so, a zero field.
-func Args(c Command) ([]Arg, error) {
+// a rule that says so, a zero field. wf are the calling WorkflowTemplate's
+// workflow parameters: an input that defaults to the platform's value of
+// one (Param.Platform) is left out when the value equals it there. (Only
+// those: another workflow parameter is a submission's choice, so a task
+// that passes its expression leaves it out, one with a value of its own
+// keeps it.)
+func Args(c Command, wf map[string]string) ([]Arg, error) {
 	var out []Arg
 	for _, p := range c.Params() {
 		if p.Input == "" || (p.ptr == nil && p.derive == nil) || (p.OmitZero && p.IsZero()) {
@@ -133,7 +173,29 @@ func Args(c Command) ([]Arg, error) {
 		if p.Default != nil && *p.Default == v {
 			continue
 		}
+		if w, ok := wf[p.Workflow]; ok && p.Platform && w == v {
+			continue
+		}
 		out = append(out, Arg{Name: p.Input, Value: v})
+	}
+	return out, nil
+}
+
+// PlatformArgs are the workflow parameters a WorkflowTemplate calling c's
+// template defines for it (the rules that say Platform), valued from c:
+// the platform's defaults, in c's fields. Args with these leaves out every
+// task argument equal to them.
+func PlatformArgs(c Command) ([]Arg, error) {
+	var out []Arg
+	for _, p := range c.Params() {
+		if !p.Platform {
+			continue
+		}
+		v, err := p.Text()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Workflow, err)
+		}
+		out = append(out, Arg{Name: p.Workflow, Value: v})
 	}
 	return out, nil
 }

@@ -26,7 +26,7 @@ if [[ -f $RUN/kube-apiserver.pid ]] && kubectl get --raw /readyz >/dev/null 2>&1
   done
   log "pods gone ($i s)"
 fi
-for c in kubelet kube-proxy coredns git-daemon redis kube-apiserver etcd; do stop_pidfile "$RUN/$c.pid"; done
+for c in kubelet kube-proxy coredns git-daemon redis postgres kube-apiserver etcd; do stop_pidfile "$RUN/$c.pid"; done
 # 3. Containers the kubelet did not get to: kill and remove through containerd.
 if [[ -S $SOCK ]]; then
   for t in $(ctr -a "$SOCK" -n k8s.io tasks ls -q 2>/dev/null); do

@@ -59,10 +59,11 @@ image:
 
 # ---- where it stops scaling (issue 24): not part of `make e2e` or CI.
 # N is a comma list of platform sizes; MODES, DEPTH, FANIN, PARALLELISM and
-# KIND (configmap|pod) tune the synthetic platform (test/e2e/scale.sh).
+# KIND (configmap|pod) tune the synthetic platform (test/e2e/scale.sh);
+# INLINE=1 submits the template's spec inline (what Argo then stores once).
 .PHONY: e2e-scale
 e2e-scale:
-	@N="$(N)" MODES="$(MODES)" DEPTH="$(DEPTH)" FANIN="$(FANIN)" PARALLELISM="$(PARALLELISM)" KIND="$(KIND)" $(E2E_DIR)/scale.sh
+	@N="$(N)" MODES="$(MODES)" INLINE="$(INLINE)" DEPTH="$(DEPTH)" FANIN="$(FANIN)" PARALLELISM="$(PARALLELISM)" KIND="$(KIND)" $(E2E_DIR)/scale.sh
 
 # The bootstrap path (issue 26): the chart builder's unit test, Argo Events'
 # own validation and filters on the generated events/ (eventscheck), then up

@@ -26,6 +26,10 @@ if [[ ${E2E_EMPTY:-} == 1 ]]; then
   have ansible-playbook || need+=(ansible)
   python3 -c 'import kubernetes' 2>/dev/null || need+=(python3-kubernetes)
 fi
+# Node-status offload for make e2e-scale (E2E_OFFLOAD=1, issue 24): a PostgreSQL.
+if [[ ${E2E_OFFLOAD:-} == 1 ]]; then
+  compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
+fi
 if ((${#need[@]} == 0)); then log "host packages present"; exit 0; fi
 
 [[ $(id -u) == 0 ]] || die "need root to install: ${need[*]}"

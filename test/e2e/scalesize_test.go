@@ -101,6 +101,7 @@ type scaleSizes struct {
 	teardownAPI           int
 	configMapsAPI         int    // the largest other object (JSON) generate writes beside them, when any
 	storedWorkflow        int    // a Workflow of the deploy, before any node: the template's spec in its status, twice (see measureScale)
+	inlineWorkflow        int    // the same Workflow with the template's spec inline (E2E_SCALE_INLINE=1): the spec once
 	refused               string // generate's refusal, if it refuses
 }
 
@@ -142,6 +143,17 @@ func measureScale(g scaleGen) (scaleSizes, error) {
 		}
 	}
 	s.storedWorkflow = jsonSize(wf)
+	// Inline, Argo stores no workflow spec and no template the Workflow
+	// calls in itself (resolveTemplateReference): only the CWT's.
+	in := wf.DeepCopy()
+	in.Spec = *wt.Spec.DeepCopy()
+	in.Status.StoredWorkflowSpec = nil
+	for k := range in.Status.StoredTemplates {
+		if strings.HasPrefix(k, "namespaced/") {
+			delete(in.Status.StoredTemplates, k)
+		}
+	}
+	s.inlineWorkflow = jsonSize(in)
 	if _, _, err := generate.Tree(d, "platform"); err != nil {
 		var tl *render.TooLargeError
 		if !errors.As(err, &tl) {
@@ -166,7 +178,7 @@ func jsonSize(v any) int {
 //
 //	go test ./test/e2e -run '^$' -bench ScaleSizes -benchtime 1x
 func BenchmarkScaleSizes(b *testing.B) {
-	for _, n := range []int{41, 100, 300, 500, 700, 1000, 1500, 2000} {
+	for _, n := range []int{41, 100, 300, 500, 600, 700, 1000, 1500, 2000} {
 		g := scaleGen{Apps: n, Depth: 10, FanIn: 2, Kind: "configmap", StepMode: "plugin", Parallelism: 50}
 		b.Run(fmt.Sprintf("apps=%d", n), func(b *testing.B) {
 			var s scaleSizes
@@ -180,7 +192,9 @@ func BenchmarkScaleSizes(b *testing.B) {
 			b.ReportMetric(float64(s.deployAPI), "deployWT-json-B")
 			b.ReportMetric(float64(s.deployAPI)/float64(n), "deployWT-json-B/app")
 			b.ReportMetric(float64(s.teardownAPI), "teardownWT-json-B")
+			b.ReportMetric(float64(s.teardownAPI)/float64(n), "teardownWT-json-B/app")
 			b.ReportMetric(float64(s.storedWorkflow), "workflow0-json-B")
+			b.ReportMetric(float64(s.inlineWorkflow), "workflow0-inline-json-B")
 			if s.refused != "" {
 				b.Logf("%d apps: generate refuses (%s)", n, s.refused)
 			}

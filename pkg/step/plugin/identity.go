@@ -66,12 +66,15 @@ type identity struct {
 	syncID string
 }
 
-// identify finds the job's node, retrying for lookupWindow while the node
+// identify finds the job's node, retrying for LookupWindow while the node
 // is not yet in the status (the controller may hand the agent a task
-// before it persists the node) or the API is unreachable. exclude is a node
-// that already ran this template (a node-level retry's failed attempt).
+// before it persists the node) or the API is unreachable: after
+// LookupInterval, the wait doubling up to 8 times that (each try reads the
+// whole Workflow). exclude is a node that already ran this template (a
+// node-level retry's failed attempt).
 func (s *Server) identify(ctx context.Context, wf workflowRef, t *template, exclude string) (identity, error) {
 	deadline := time.Now().Add(s.cfg.LookupWindow)
+	wait := s.cfg.LookupInterval
 	var last error
 	for {
 		id, err := s.lookup(ctx, wf, t, exclude)
@@ -93,9 +96,16 @@ func (s *Server) identify(ctx context.Context, wf workflowRef, t *template, excl
 		select {
 		case <-ctx.Done():
 			return identity{}, exitcode.With(exitcode.Transient, fmt.Errorf("the plugin stopped while identifying the node: %v", last))
-		case <-time.After(s.cfg.LookupInterval):
+		case <-time.After(wait):
 		}
+		wait = nextLookupWait(wait, s.cfg.LookupInterval)
 	}
+}
+
+// nextLookupWait is the wait after wait: doubled, at most 8 times the
+// first (interval).
+func nextLookupWait(wait, interval time.Duration) time.Duration {
+	return min(2*wait, 8*interval)
 }
 
 // permissionHint says what a refused Workflow read needs.

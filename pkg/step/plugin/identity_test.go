@@ -3,10 +3,12 @@ package plugin
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -129,6 +131,31 @@ func TestNodeAppearsLate(t *testing.T) {
 	k.SetNode(pluginNode("wf-1", "web", "Pending"))
 	if id := runUntilExec(t, s, fe, body, 1); id != wantID("uid-1", "wf-1", startedAt) {
 		t.Errorf("sync id %q", id)
+	}
+}
+
+// A node not yet in the status is looked up again after 0.5 s, the wait
+// doubling to 4 s (each try reads the whole Workflow, which at 1,000 apps
+// is about 1 MB), for 30 s (issue 24).
+func TestLookupBacksOff(t *testing.T) {
+	var got []time.Duration
+	wait, total := 500*time.Millisecond, time.Duration(0)
+	for total < 30*time.Second {
+		got = append(got, wait)
+		total += wait
+		wait = nextLookupWait(wait, 500*time.Millisecond)
+	}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second,
+		4 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("waits %v, want %v", got, want)
+	}
+	s, err := New(context.Background(), Config{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.cfg.LookupWindow != 30*time.Second || s.cfg.LookupInterval != 500*time.Millisecond {
+		t.Errorf("default lookup window %v, interval %v", s.cfg.LookupWindow, s.cfg.LookupInterval)
 	}
 }
 
