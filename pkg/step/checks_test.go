@@ -74,10 +74,10 @@ func TestHTTPCheck(t *testing.T) {
 	}
 
 	f = newFakeArgo(t, scenario{exists: true, before: healthy})
-	o = syncAndWait(t, f, "--check", "http:"+vault.URL+"/sealed=200,429", "--health-timeout", "600ms")
+	o = syncAndWait(t, f, "--check", "http:"+vault.URL+"/sealed=200,429", "--health-timeout", "3s")
 	expect(t, o, exitcode.Failure, "/sealed=200,429 did not pass before the health deadline; last: HTTP 503")
 
 	f = newFakeArgo(t, scenario{exists: true, before: healthy})
-	o = syncAndWait(t, f, "--check", "http:"+vault.URL+"/redirect=200", "--health-timeout", "600ms")
+	o = syncAndWait(t, f, "--check", "http:"+vault.URL+"/redirect=200", "--health-timeout", "3s")
 	expect(t, o, exitcode.Failure, "last: HTTP 302")
 }
