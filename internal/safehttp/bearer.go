@@ -48,6 +48,9 @@ func ReadBearerToken(path string) (string, error) {
 		return "", err
 	}
 	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
 	if err := CheckBearerToken(tok); err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
