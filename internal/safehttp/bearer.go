@@ -16,7 +16,7 @@ import (
 // the rule and the offending position, never the token.
 func CheckBearerToken(tok string) error {
 	if tok == "" {
-		return fmt.Errorf("empty")
+		return fmt.Errorf("is empty")
 	}
 	pad := false
 	for i := 0; i < len(tok); i++ {
@@ -48,9 +48,6 @@ func ReadBearerToken(path string) (string, error) {
 		return "", err
 	}
 	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("%s is empty", path)
-	}
 	if err := CheckBearerToken(tok); err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}

@@ -350,14 +350,18 @@ func (c *Config) loadSecrets(explicit bool) []string {
 		if err == nil {
 			c.redact.Add(string(b))
 		}
+		var notToken error
+		if err == nil && n != SecretArgoCDCA {
+			// What the steps and Argo Events' webhook would refuse or never match.
+			notToken = safehttp.CheckBearerToken(strings.TrimSpace(string(b)))
+		}
 		switch {
 		case err != nil:
 			problems = append(problems, readlimit.Problem(p, err))
 		case len(strings.TrimSpace(string(b))) == 0:
 			problems = append(problems, p+": empty")
-		case n != SecretArgoCDCA && bearer(b) != nil:
-			// What the steps and Argo Events' webhook would refuse or never match.
-			problems = append(problems, p+": "+bearer(b).Error())
+		case notToken != nil:
+			problems = append(problems, p+": "+notToken.Error())
 		default:
 			c.secrets[n] = b
 		}
@@ -368,9 +372,6 @@ func (c *Config) loadSecrets(explicit bool) []string {
 	}
 	return problems
 }
-
-// bearer checks a token file's content as the steps read it.
-func bearer(b []byte) error { return safehttp.CheckBearerToken(strings.TrimSpace(string(b))) }
 
 // reportPaths applies the defaults: $REPORT_DIR, else /tmp.
 func reportPaths(report, metrics string, getenv func(string) (string, bool)) (string, string) {
