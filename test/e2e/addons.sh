@@ -150,9 +150,14 @@ argocd-repo-server --help 2>/dev/null | grep -q -- --client-ca-path && REPO_MTLS
 # shellcheck disable=SC2086
 start argocd-repo-server "${ACD_ENV[@]}" ${E2E_REPO_SERVER_ENV:-} argocd-repo-server --address 127.0.0.1 --port 8081 --metrics-address 127.0.0.1 \
   --redis "$REDIS" --disable-tls "${REPO_MTLS[@]}"
+# E2E_CONTROLLER_ARGS (make e2e-scale, issue 24): more flags for the
+# application controller, e.g. "--operation-processors 50 --status-processors
+# 50" (Argo CD's defaults are 10 and 20: a 75-app level of a 750-app platform
+# queues its syncs 10 at a time). Unset in CI.
+# shellcheck disable=SC2086
 start argocd-application-controller "${ACD_ENV[@]}" HOSTNAME=argocd-application-controller-0 argocd-application-controller \
   --namespace argocd --redis "$REDIS" --repo-server 127.0.0.1:8081 --repo-server-plaintext \
-  --metrics-port 8082 --app-resync 180
+  --metrics-port 8082 --app-resync 180 ${E2E_CONTROLLER_ARGS:-}
 # argocd-server's REST gateway dials its own gRPC port on localhost, so the
 # server listens on loopback; a forwarder gives pods (and the host) NODE_IP:8080.
 start argocd-server "${ACD_ENV[@]}" argocd-server --namespace argocd --address 127.0.0.1 --port 8080 \
