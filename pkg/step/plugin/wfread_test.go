@@ -270,3 +270,35 @@ func TestStatusNodesKeepsWhatLookupsNeed(t *testing.T) {
 		t.Errorf("under it: %d nodes, %v", len(got), err)
 	}
 }
+
+// One read at a time in the process: a read of another workflow waits
+// for the running one (the memory bound holds whatever the workflows).
+func TestOneReadAtATime(t *testing.T) {
+	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	k.SetNode(pluginNode("wf-a", "a", "Running"))
+	s, _ := kubeServer(t, k)
+	release := k.Hold()
+	defer release()
+	waitA := startLookups(t, s, k, []string{"a"}, func(int) bool { return k.Gets() == 1 })
+	other := workflowRef{Namespace: "ns", Name: "wf-other", UID: "uid-9"}
+	_, tp := lookupTemplate(t, k, syncTemplate("a"))
+	done := make(chan error)
+	go func() { _, err := s.lookup(context.Background(), other, tp, ""); done <- err }()
+	eventually(t, "the other workflow's read sent or waiting its turn", func() bool {
+		s.reads.mu.Lock()
+		q := s.reads.byKey[wfKey{"ns", "wf-other", "uid-9"}]
+		waiting := q != nil && q.running && len(s.reads.one) == 1
+		s.reads.mu.Unlock()
+		return waiting || k.MaxInFlight() > 1
+	})
+	release()
+	if r := waitA()[0]; r.err != nil {
+		t.Errorf("lookup of a: %v", r.err)
+	}
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "HTTP 404") {
+		t.Errorf("the other workflow (not served): %v", err)
+	}
+	if n := k.MaxInFlight(); n != 1 {
+		t.Errorf("%d reads at once, want 1", n)
+	}
+}

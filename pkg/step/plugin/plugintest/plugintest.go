@@ -72,6 +72,8 @@ type Kube struct {
 	cached   []byte        // the answer while nothing changed
 	cacheUID string
 	sizes    [2]int // of the last answer: compressedNodes, node JSON
+	inFlight int    // GETs being answered now
+	maxIn    int    // the most at once
 }
 
 // NewKube starts the fake API with an empty Workflow ns/name of uid.
@@ -118,8 +120,8 @@ func (k *Kube) SetSpec(spec any) {
 	k.spec, k.cached = spec, nil
 }
 
-// Hold makes every GET from now on take its answer (the Workflow as it is
-// when the GET arrives) and then wait until release is called.
+// Hold makes every request from now on take its answer (the Workflow as
+// it is when the GET arrives) and then wait until release is called.
 func (k *Kube) Hold() (release func()) {
 	gate := make(chan struct{})
 	k.mu.Lock()
@@ -145,6 +147,13 @@ func (k *Kube) FailWith(status int) {
 	k.status = status
 }
 
+// MaxInFlight is the most requests (of any path) answered at once.
+func (k *Kube) MaxInFlight() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.maxIn
+}
+
 // Gets is how many times the Workflow was read.
 func (k *Kube) Gets() int {
 	k.mu.Lock()
@@ -160,14 +169,19 @@ func (k *Kube) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"kind":"Status","code":401}`, http.StatusUnauthorized)
 		return
 	}
-	if r.Method != http.MethodGet || r.URL.Path != want {
-		k.mu.Unlock()
-		http.Error(w, `{"kind":"Status","code":404}`, http.StatusNotFound)
-		return
+	k.inFlight++
+	k.maxIn = max(k.maxIn, k.inFlight)
+	status, body, gate := http.StatusNotFound, []byte(nil), k.gate
+	if r.Method == http.MethodGet && r.URL.Path == want {
+		k.gets++
+		status, body = k.status, k.answer()
 	}
-	k.gets++
-	status, body, gate := k.status, k.answer(), k.gate
 	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		k.inFlight--
+		k.mu.Unlock()
+	}()
 	if gate != nil {
 		<-gate
 	}
