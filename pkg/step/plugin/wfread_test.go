@@ -19,6 +19,17 @@ import (
 	pt "github.com/deployctl/deployctl/pkg/step/plugin/plugintest"
 )
 
+// heldServer is a server whose API holds every read until release (also
+// at the test's end), with one running node wf-a of app a.
+func heldServer(t *testing.T) (*pt.Kube, *Server, func()) {
+	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	k.SetNode(pluginNode("wf-a", "a", "Running"))
+	s, _ := kubeServer(t, k)
+	release := k.Hold()
+	t.Cleanup(release)
+	return k, s, release
+}
+
 // lookups runs one lookup per template at once, each started only after
 // the previous one has joined a read (so the order they began in is
 // known), and returns what each got.
@@ -86,12 +97,8 @@ func TestLookupsShareOneRead(t *testing.T) {
 // already taken without it) is found by the lookup that began after it,
 // at its first try.
 func TestSharedReadIsFresh(t *testing.T) {
-	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	k, s, release := heldServer(t)
 	k.Compress()
-	k.SetNode(pluginNode("wf-a", "a", "Running"))
-	s, _ := kubeServer(t, k)
-	release := k.Hold()
-	defer release()
 	waitA := startLookups(t, s, k, []string{"a"}, func(int) bool { return k.Gets() == 1 })
 	k.SetNode(pluginNode("wf-b", "b", "Pending")) // after read 1 took its answer
 	waitB := startLookups(t, s, k, []string{"b"}, func(int) bool { return s.reads.pending(wfKey{"ns", "wf", "uid-1"}) == 1 })
@@ -168,11 +175,7 @@ func TestSharedReadErrorsKeepTheirClass(t *testing.T) {
 // A lookup that stops waiting (its job's context ends) is Transient and
 // leaves the read to the others.
 func TestLookupStopsWaiting(t *testing.T) {
-	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	k.SetNode(pluginNode("wf-a", "a", "Running"))
-	s, _ := kubeServer(t, k)
-	release := k.Hold()
-	defer release()
+	k, s, release := heldServer(t)
 	wf, tp := lookupTemplate(t, k, syncTemplate("a"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -274,11 +277,7 @@ func TestStatusNodesKeepsWhatLookupsNeed(t *testing.T) {
 // One read at a time in the process: a read of another workflow waits
 // for the running one (the memory bound holds whatever the workflows).
 func TestOneReadAtATime(t *testing.T) {
-	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	k.SetNode(pluginNode("wf-a", "a", "Running"))
-	s, _ := kubeServer(t, k)
-	release := k.Hold()
-	defer release()
+	k, s, release := heldServer(t)
 	waitA := startLookups(t, s, k, []string{"a"}, func(int) bool { return k.Gets() == 1 })
 	other := workflowRef{Namespace: "ns", Name: "wf-other", UID: "uid-9"}
 	_, tp := lookupTemplate(t, k, syncTemplate("a"))
