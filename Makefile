@@ -13,7 +13,7 @@ FUZZTIME ?= 30s
 # 17 execs). 2 s each leaves the rest to fuzzing.
 FUZZMINTIME ?= 2s
 
-.PHONY: all build demo generate verify safety test unit fuzz bench bench-import bench-plugin bench-plugin-hostile vet fmt ci-deps clean
+.PHONY: all build demo generate verify safety test unit fuzz bench bench-import bench-plugin bench-plugin-hostile bench-plugin-lookups vet fmt ci-deps clean
 
 all: build
 
@@ -77,6 +77,10 @@ bench-plugin:
 ## bench-plugin-hostile: `deploystep serve` under issue 22's hostile requests at once: peak heap and RSS against the sidecar's 320 MiB
 bench-plugin-hostile:
 	$(GO) test ./pkg/step -run '^$$' -bench BenchmarkServeHostile -benchtime 1x
+
+## bench-plugin-lookups: 200 plugin lookups at once against a 1,000-app compressed Workflow: Workflow GETs, peak heap, allocations (issue 24)
+bench-plugin-lookups:
+	$(GO) test ./pkg/step/plugin -run '^$$' -bench BenchmarkLookups200Of1000 -benchtime 3x
 
 vet:
 	$(GO) vet ./...

@@ -54,6 +54,37 @@ func ReadAll(r io.Reader, name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// NewReader is r bounded for a reader that consumes it as a stream (a
+// JSON decoder over a decompressing reader, which never holds the whole
+// input): after limit bytes, one byte more fails the read with a
+// *TooLargeError instead of returning it.
+func NewReader(r io.Reader, name string, limit int64) io.Reader {
+	return &limited{r: io.LimitReader(r, limit+1), name: name, limit: limit}
+}
+
+type limited struct {
+	r     io.Reader
+	name  string
+	limit int64
+	n     int64
+	err   error // once over the limit, every read says so
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	if l.n+int64(n) > l.limit {
+		n = int(l.limit - l.n)
+		l.n = l.limit
+		l.err = &TooLargeError{Name: l.name, Limit: l.limit}
+		return n, l.err
+	}
+	l.n += int64(n)
+	return n, err
+}
+
 // NotRegularError says a file was expected and path is something else: a
 // named pipe (opening it for reading waits for a writer, forever), a
 // device (/dev/zero never ends), a socket or a folder.

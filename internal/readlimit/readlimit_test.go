@@ -1,11 +1,13 @@
 package readlimit
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -85,5 +87,36 @@ func TestProblem(t *testing.T) {
 	big := &TooLargeError{Name: "big.yaml", Limit: Spec}
 	if got := Problem("big.yaml", big); got != big.Error() {
 		t.Errorf("Problem = %q, want %q", got, big.Error())
+	}
+}
+
+// The streaming bound: everything up to the limit is read, one byte more
+// fails the read (and every read after it), whatever the chunking.
+func TestNewReader(t *testing.T) {
+	for _, in := range []string{"abcd", "abcde", "abcdefgh"} {
+		r := NewReader(iotest.OneByteReader(strings.NewReader(in)), "nodes", 4)
+		var got []byte
+		var err error
+		buf := make([]byte, 3)
+		for err == nil {
+			var n int
+			n, err = r.Read(buf)
+			got = append(got, buf[:n]...)
+		}
+		if len(in) <= 4 && (err != io.EOF || string(got) != in) {
+			t.Errorf("%q: read %q, %v", in, got, err)
+		}
+		if len(in) > 4 {
+			if !IsTooLarge(err) || string(got) != "abcd" || err.Error() != "nodes: larger than the 4 bytes limit" {
+				t.Errorf("%q: read %q, %v", in, got, err)
+			}
+			if _, again := r.Read(buf); !IsTooLarge(again) {
+				t.Errorf("%q: a read after the limit: %v", in, again)
+			}
+		}
+	}
+	big := NewReader(strings.NewReader(strings.Repeat("x", 100)), "big", 10)
+	if b, err := io.ReadAll(big); !IsTooLarge(err) || len(b) != 10 {
+		t.Errorf("one read past the limit: %d bytes, %v", len(b), err)
 	}
 }

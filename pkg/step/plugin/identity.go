@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/deployctl/deployctl/internal/readlimit"
@@ -32,9 +34,9 @@ type wfObject struct {
 		UID string `json:"uid"`
 	} `json:"metadata"`
 	Status struct {
-		Nodes                    map[string]wfNode `json:"nodes"`
-		CompressedNodes          string            `json:"compressedNodes"`
-		OffloadNodeStatusVersion string            `json:"offloadNodeStatusVersion"`
+		Nodes                    json.RawMessage `json:"nodes"` // decoded one node at a time (statusNodes)
+		CompressedNodes          string          `json:"compressedNodes"`
+		OffloadNodeStatusVersion string          `json:"offloadNodeStatusVersion"`
 	} `json:"status"`
 }
 
@@ -123,32 +125,21 @@ func permissionHint(status int, namespace string) string {
 	return "the plugin's ServiceAccount " + sa + " needs get on workflows.argoproj.io in namespace " + namespace
 }
 
-// lookup reads the workflow once. Errors carry their class: Transient to
-// try again, anything else final.
+// lookup reads the workflow once: a read shared with the lookups waiting
+// meanwhile, started after this lookup began (wfread.go). Errors carry
+// their class: Transient to try again, anything else final.
 func (s *Server) lookup(ctx context.Context, wf workflowRef, t *template, exclude string) (identity, error) {
-	k, err := s.kubeClient()
-	if err != nil {
+	if _, err := s.kubeClient(); err != nil {
 		return identity{}, exitcode.With(exitcode.Failure, fmt.Errorf("reading workflow %s/%s: %v", wf.Namespace, wf.Name, err))
 	}
-	body, err := k.workflow(ctx, wf.Namespace, wf.Name)
+	st, err := s.reads.get(ctx, wfKey{wf.Namespace, wf.Name, wf.UID})
 	if err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) && ae.permanent() {
-			return identity{}, err
+		if ctx.Err() != nil && err == ctx.Err() {
+			return identity{}, exitcode.With(exitcode.Transient, fmt.Errorf("reading workflow %s/%s: %v", wf.Namespace, wf.Name, err))
 		}
-		return identity{}, exitcode.With(exitcode.Transient, fmt.Errorf("reading workflow %s/%s: %v", wf.Namespace, wf.Name, err))
+		return identity{}, err
 	}
-	var obj wfObject
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return identity{}, exitcode.With(exitcode.Failure, fmt.Errorf("workflow %s/%s: not a Workflow: %v", wf.Namespace, wf.Name, err))
-	}
-	if obj.Metadata.UID != wf.UID {
-		return identity{}, exitcode.With(exitcode.Failure, fmt.Errorf("workflow %s/%s has uid %s, not %s: it was replaced", wf.Namespace, wf.Name, obj.Metadata.UID, wf.UID))
-	}
-	nodes, err := statusNodes(&obj)
-	if err != nil {
-		return identity{}, exitcode.With(exitcode.Failure, fmt.Errorf("workflow %s/%s: %v", wf.Namespace, wf.Name, err))
-	}
+	nodes := st.nodes
 	n, excluded := findNode(nodes, t, exclude)
 	if n == nil && excluded {
 		return identity{node: exclude}, errSameNode
@@ -167,36 +158,130 @@ func (s *Server) lookup(ctx context.Context, wf workflowRef, t *template, exclud
 	return identity{node: n.ID, anchor: anchor.ID, syncID: hex.EncodeToString(sum[:])[:16]}, nil
 }
 
+// readStatus is one read of a Workflow for the lookups sharing it. Its
+// errors are the lookup's, with their classes.
+func (s *Server) readStatus(ctx context.Context, key wfKey) (*wfStatus, error) {
+	k, err := s.kubeClient()
+	if err != nil {
+		return nil, exitcode.With(exitcode.Failure, fmt.Errorf("reading workflow %s/%s: %v", key.namespace, key.name, err))
+	}
+	body, err := k.workflow(ctx, key.namespace, key.name)
+	if err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.permanent() {
+			return nil, err
+		}
+		return nil, exitcode.With(exitcode.Transient, fmt.Errorf("reading workflow %s/%s: %v", key.namespace, key.name, err))
+	}
+	var obj wfObject
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, exitcode.With(exitcode.Failure, fmt.Errorf("workflow %s/%s: not a Workflow: %v", key.namespace, key.name, err))
+	}
+	if obj.Metadata.UID != key.uid {
+		return nil, exitcode.With(exitcode.Failure, fmt.Errorf("workflow %s/%s has uid %s, not %s: it was replaced", key.namespace, key.name, obj.Metadata.UID, key.uid))
+	}
+	nodes, err := statusNodes(&obj)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Failure, fmt.Errorf("workflow %s/%s: %v", key.namespace, key.name, err))
+	}
+	return &wfStatus{nodes: nodes}, nil
+}
+
+// nodesLimit bounds the decompressed node status. A status Argo can store
+// lives in an object etcd caps at 1.5 MiB, so its compressedNodes (base64
+// of gzip) is under 1.5 MiB; deployctl's node JSON decompresses 12.4-12.9
+// times that base64 (the 750- and 1,000-app Workflows of issue 24: about
+// 6.7 KB of node JSON per app, 0.52 KB compressed), so a status etcd
+// stores is under about 20 MiB of JSON. 64 MiB leaves room for node JSON
+// that compresses three times better than ours, and caps plugin mode at
+// about 10,000 apps: far past the about 3,000 whose compressed nodes fit
+// in etcd at all (Argo's 1 MiB MAX_WORKFLOW_SIZE binds long before). The
+// nodes are decoded as a stream, one at a time, so the limit costs no
+// memory, only the time to gunzip that much (a gzip bomb stops there).
+// It was 8 MiB, read whole: about 1,300 apps.
+const nodesLimit = 64 << 20
+
 // statusNodes are the workflow's nodes, compressed or not (Argo compresses
-// them when the workflow grows large). Offloaded nodes live in Argo's
-// database, which the plugin cannot read.
+// them when the workflow grows large), as far as a lookup compares them:
+// the unfinished Plugin nodes and the Retry parents among them (without
+// their inputs), decoded one node at a time. Offloaded nodes live in
+// Argo's database, which the plugin cannot read.
 func statusNodes(obj *wfObject) (map[string]*wfNode, error) {
+	return statusNodesLimit(obj, nodesLimit)
+}
+
+func statusNodesLimit(obj *wfObject, limit int64) (map[string]*wfNode, error) {
 	st := obj.Status
 	if st.OffloadNodeStatusVersion != "" {
 		return nil, errors.New("its node status is offloaded to Argo's database, which the plugin cannot read; use stepMode pod for workflows this large")
 	}
-	raw := st.Nodes
 	if st.CompressedNodes != "" {
-		zipped, err := base64.StdEncoding.DecodeString(st.CompressedNodes)
+		zr, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(st.CompressedNodes)))
 		if err != nil {
 			return nil, fmt.Errorf("status.compressedNodes: %v", err)
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(zipped))
+		nodes, err := decodeNodes(readlimit.NewReader(zr, "status.compressedNodes", limit))
+		if readlimit.IsTooLarge(err) {
+			return nil, err // "status.compressedNodes: larger than the … limit"
+		}
 		if err != nil {
 			return nil, fmt.Errorf("status.compressedNodes: %v", err)
 		}
-		plain, err := readlimit.ReadAll(zr, "status.compressedNodes", workflowLimit)
+		return nodes, nil
+	}
+	nodes, err := decodeNodes(bytes.NewReader(st.Nodes))
+	if err != nil {
+		return nil, fmt.Errorf("status.nodes: %v", err)
+	}
+	return nodes, nil
+}
+
+// decodeNodes reads a JSON object of nodes by ID one node at a time and
+// keeps what findNode and the anchor search look at: unfinished Plugin
+// nodes, and Retry nodes with such a child (their children only those).
+func decodeNodes(r io.Reader) (map[string]*wfNode, error) {
+	nodes := map[string]*wfNode{}
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err == io.EOF || err == nil && tok == nil {
+		return nodes, nil // none yet
+	}
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('{') {
+		return nil, fmt.Errorf("not an object of nodes (%v)", tok)
+	}
+	var retries []*wfNode
+	for dec.More() {
+		tok, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("status.compressedNodes: %v", err)
+			return nil, err
 		}
-		if err := json.Unmarshal(plain, &raw); err != nil {
-			return nil, fmt.Errorf("status.compressedNodes: %v", err)
+		id, _ := tok.(string)
+		var n wfNode
+		if err := dec.Decode(&n); readlimit.IsTooLarge(err) {
+			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("node %q: %v", id, err)
+		}
+		n.ID = id
+		switch {
+		case n.Type == "Plugin" && unfinished(n.Phase):
+			nodes[id] = &n
+		case n.Type == "Retry":
+			n.Inputs = nil
+			retries = append(retries, &n)
 		}
 	}
-	nodes := make(map[string]*wfNode, len(raw))
-	for id, n := range raw {
-		n.ID = id
-		nodes[id] = &n
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	for _, p := range retries {
+		p.Children = slices.DeleteFunc(p.Children, func(c string) bool { return nodes[c] == nil || nodes[c].Type != "Plugin" })
+		if len(p.Children) > 0 {
+			nodes[p.ID] = p
+		}
 	}
 	return nodes, nil
 }

@@ -1,11 +1,8 @@
 package plugin
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -202,20 +199,13 @@ func TestLookupFailures(t *testing.T) {
 // Argo compresses the nodes of a large workflow; offloaded ones are out of
 // reach and said so.
 func TestCompressedAndOffloadedNodes(t *testing.T) {
-	nodes := map[string]pt.Node{"wf-1": pluginNode("wf-1", "web", "Running")}
-	plain, _ := json.Marshal(nodes)
-	var zipped bytes.Buffer
-	zw := gzip.NewWriter(&zipped)
-	zw.Write(plain)
-	zw.Close()
-	var obj wfObject
-	obj.Status.CompressedNodes = base64.StdEncoding.EncodeToString(zipped.Bytes())
-	got, err := statusNodes(&obj)
+	obj := compressed(t, map[string]pt.Node{"wf-1": pluginNode("wf-1", "web", "Running")})
+	got, err := statusNodes(obj)
 	if err != nil || got["wf-1"] == nil || got["wf-1"].ID != "wf-1" {
 		t.Fatalf("compressed nodes: %v %v", got, err)
 	}
 	obj.Status.OffloadNodeStatusVersion = "fnv:123"
-	if _, err := statusNodes(&obj); err == nil || !strings.Contains(err.Error(), "offloaded") {
+	if _, err := statusNodes(obj); err == nil || !strings.Contains(err.Error(), "offloaded") {
 		t.Errorf("offloaded: %v", err)
 	}
 }

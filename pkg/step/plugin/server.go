@@ -76,6 +76,7 @@ type Server struct {
 	kubeOnce sync.Once
 	kube     *kube
 	kubeErr  error
+	reads    *wfReads // the Workflow reads the lookups share
 
 	// draining: the pod is going away (SIGTERM). The agent beside us may
 	// still call until it is killed; a refused call would fail the node
@@ -120,7 +121,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxDoneBytes <= 0 {
 		cfg.MaxDoneBytes = DefaultMaxDoneBytes
 	}
-	return &Server{cfg: cfg, requeue: cfg.Requeue.String(), ctx: ctx, jobs: map[string]*job{}}, nil
+	s := &Server{cfg: cfg, requeue: cfg.Requeue.String(), ctx: ctx, jobs: map[string]*job{}}
+	s.reads = newWFReads(ctx, &s.wg, s.readStatus)
+	return s, nil
 }
 
 // Wait blocks until every job has ended (after ctx is cancelled).

@@ -5,6 +5,8 @@ package plugintest
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -32,6 +34,12 @@ type Node struct {
 	StartedAt    string            `json:"startedAt,omitempty"`
 	Children     []string          `json:"children,omitempty"`
 	Inputs       *Inputs           `json:"inputs,omitempty"`
+	// What else Argo writes, which the plugin does not read (sizes).
+	DisplayName string  `json:"displayName,omitempty"`
+	BoundaryID  string  `json:"boundaryID,omitempty"`
+	Message     string  `json:"message,omitempty"`
+	FinishedAt  string  `json:"finishedAt,omitempty"`
+	Outputs     *Inputs `json:"outputs,omitempty"`
 }
 
 // Inputs are a node's or template's inputs.
@@ -41,8 +49,10 @@ type Inputs struct {
 
 // Param is one input parameter.
 type Param struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name        string `json:"name"`
+	Value       string `json:"value"`
+	Default     string `json:"default,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // Kube is a fake Kubernetes API serving GET of one Workflow.
@@ -52,10 +62,18 @@ type Kube struct {
 
 	Namespace, Name, UID string
 
-	mu     sync.Mutex
-	nodes  map[string]*Node
-	status int // != 0: every GET answers this status
-	gets   int
+	mu       sync.Mutex
+	nodes    map[string]*Node
+	status   int // != 0: every GET answers this status
+	gets     int
+	compress bool          // the nodes as Argo's status.compressedNodes
+	spec     any           // the Workflow's spec, for its size
+	gate     chan struct{} // != nil: a GET waits for it after taking its answer
+	cached   []byte        // the answer while nothing changed
+	cacheUID string
+	sizes    [2]int // of the last answer: compressedNodes, node JSON
+	inFlight int    // GETs being answered now
+	maxIn    int    // the most at once
 }
 
 // NewKube starts the fake API with an empty Workflow ns/name of uid.
@@ -76,6 +94,7 @@ func (k *Kube) SetNode(n Node) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.nodes[n.ID] = &n
+	k.cached = nil
 }
 
 // SetPhase changes a node's phase.
@@ -83,6 +102,42 @@ func (k *Kube) SetPhase(id, phase string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.nodes[id].Phase = phase
+	k.cached = nil
+}
+
+// Compress serves the nodes gzipped and base64-encoded in
+// status.compressedNodes, as Argo does once a Workflow grows large.
+func (k *Kube) Compress() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.compress, k.cached = true, nil
+}
+
+// SetSpec sets the Workflow's spec (what it weighs besides its status).
+func (k *Kube) SetSpec(spec any) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.spec, k.cached = spec, nil
+}
+
+// Hold makes every request from now on take its answer (the Workflow as
+// it is when the GET arrives) and then wait until release is called.
+func (k *Kube) Hold() (release func()) {
+	gate := make(chan struct{})
+	k.mu.Lock()
+	k.gate = gate
+	k.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			k.mu.Lock()
+			if k.gate == gate {
+				k.gate = nil
+			}
+			k.mu.Unlock()
+			close(gate)
+		})
+	}
 }
 
 // FailWith makes every GET answer status (0: normal again).
@@ -90,6 +145,13 @@ func (k *Kube) FailWith(status int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.status = status
+}
+
+// MaxInFlight is the most requests (of any path) answered at once.
+func (k *Kube) MaxInFlight() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.maxIn
 }
 
 // Gets is how many times the Workflow was read.
@@ -101,26 +163,73 @@ func (k *Kube) Gets() int {
 
 func (k *Kube) serve(w http.ResponseWriter, r *http.Request) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	want := fmt.Sprintf("/apis/argoproj.io/v1alpha1/namespaces/%s/workflows/%s", k.Namespace, k.Name)
 	if r.Header.Get("Authorization") != "Bearer "+APIToken {
+		k.mu.Unlock()
 		http.Error(w, `{"kind":"Status","code":401}`, http.StatusUnauthorized)
 		return
 	}
-	if r.Method != http.MethodGet || r.URL.Path != want {
-		http.Error(w, `{"kind":"Status","code":404}`, http.StatusNotFound)
+	k.inFlight++
+	k.maxIn = max(k.maxIn, k.inFlight)
+	status, body, gate := http.StatusNotFound, []byte(nil), k.gate
+	if r.Method == http.MethodGet && r.URL.Path == want {
+		k.gets++
+		status, body = k.status, k.answer()
+	}
+	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		k.inFlight--
+		k.mu.Unlock()
+	}()
+	if gate != nil {
+		<-gate
+	}
+	if status != 0 {
+		http.Error(w, fmt.Sprintf(`{"kind":"Status","code":%d}`, status), status)
 		return
 	}
-	k.gets++
-	if k.status != 0 {
-		http.Error(w, fmt.Sprintf(`{"kind":"Status","code":%d}`, k.status), k.status)
-		return
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+// Sizes are the bytes of the Workflow as last served, of its
+// status.compressedNodes (0 if not compressed) and of its node JSON.
+func (k *Kube) Sizes() (workflow, compressed, nodes int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.cached), k.sizes[0], k.sizes[1]
+}
+
+// answer is the Workflow's JSON now; k.mu is held.
+func (k *Kube) answer() []byte {
+	if k.cached != nil && k.cacheUID == k.UID {
+		return k.cached
 	}
-	json.NewEncoder(w).Encode(map[string]any{
+	status := map[string]any{"phase": "Running"}
+	plain, _ := json.Marshal(k.nodes)
+	k.sizes = [2]int{0, len(plain)}
+	if k.compress {
+		var zipped bytes.Buffer
+		zw := gzip.NewWriter(&zipped)
+		zw.Write(plain)
+		zw.Close()
+		status["compressedNodes"] = base64.StdEncoding.EncodeToString(zipped.Bytes())
+		k.sizes[0] = len(status["compressedNodes"].(string))
+	} else {
+		status["nodes"] = k.nodes
+	}
+	wf := map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
 		"metadata": map[string]any{"name": k.Name, "namespace": k.Namespace, "uid": k.UID},
-		"status":   map[string]any{"phase": "Running", "nodes": k.nodes},
-	})
+		"status":   status,
+	}
+	if k.spec != nil {
+		wf["spec"] = k.spec
+	}
+	k.cached, _ = json.Marshal(wf)
+	k.cacheUID = k.UID
+	return k.cached
 }
 
 // Template is a plugin template as the compiler emits it.
