@@ -17,6 +17,10 @@ import (
 	"time"
 
 	"testing"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/executor"
 )
 
 // ---- make e2e-scale (issue 24, item 3): where it stops scaling.
@@ -243,16 +247,14 @@ func scaleSubmit(h *harness, dir, template, want string, params ...string) (*wor
 	if len(ps) > 0 {
 		wf["spec"].(map[string]any)["arguments"] = map[string]any{"parameters": ps}
 	}
-	if scaleInline() {
-		spec, err := inlineSpec(h, template, ps)
-		if err != nil {
-			return nil, err
-		}
-		wf["spec"] = spec
-	}
 	b, err := json.Marshal(wf)
 	if err != nil {
 		return nil, err
+	}
+	if scaleInline() {
+		if b, err = inlineRun(h, template, b); err != nil {
+			return nil, err
+		}
 	}
 	f := filepath.Join(dir, template+"-run.json")
 	if err := os.WriteFile(f, b, 0o600); err != nil {
@@ -273,48 +275,38 @@ func scaleSubmit(h *harness, dir, template, want string, params ...string) (*wor
 }
 
 // scaleInline (E2E_SCALE_INLINE=1) submits the Workflows with the
-// WorkflowTemplate's spec inline instead of a workflowTemplateRef. Argo
-// v4.0.7 then keeps the deploy DAG once (in spec) instead of twice
-// (status.storedWorkflowTemplateSpec and status.storedTemplates hold only
-// what a workflowTemplateRef resolves: workflow/controller/operator.go
-// setExecWorkflow, and resolveTemplateReference in workflow_types.go,
-// which stores no template a Workflow calls in itself). A measurement of
-// what an executor submitting inline would gain; deployctl submits the
-// reference.
+// WorkflowTemplate's spec inline instead of a workflowTemplateRef, as the
+// executor does with WORKFLOW_SUBMIT=inline (the same code:
+// executor.Inline). Argo v4.0.7 then keeps the deploy DAG once (in spec)
+// instead of twice (status.storedWorkflowTemplateSpec and
+// status.storedTemplates hold only what a workflowTemplateRef resolves:
+// workflow/controller/operator.go setExecWorkflow, and
+// resolveTemplateReference in workflow_types.go, which stores no template
+// a Workflow calls in itself).
 func scaleInline() bool { return os.Getenv("E2E_SCALE_INLINE") == "1" }
 
-// inlineSpec is the WorkflowTemplate's spec as the API serves it, its
-// workflow parameters set from ps by name.
-func inlineSpec(h *harness, template string, ps []map[string]string) (map[string]any, error) {
+// inlineRun is the Workflow run (JSON, a workflowTemplateRef to template
+// and its parameters) with the WorkflowTemplate's spec inline, the
+// template as the API serves it: executor.Inline, what the executor
+// submits with WORKFLOW_SUBMIT=inline.
+func inlineRun(h *harness, template string, run []byte) ([]byte, error) {
 	raw, err := h.kubectl("-n", argoNS, "get", "workflowtemplate", template, "-o", "json")
 	if err != nil {
 		return nil, err
 	}
-	var wt struct {
-		Spec map[string]any `json:"spec"`
-	}
+	var wt wfv1.WorkflowTemplate
 	if err := json.Unmarshal([]byte(raw), &wt); err != nil {
 		return nil, fmt.Errorf("workflowtemplate %s: %w", template, err)
 	}
-	args, _ := wt.Spec["arguments"].(map[string]any)
-	params, _ := args["parameters"].([]any)
-	for _, p := range ps {
-		found := false
-		for _, q := range params {
-			if m, ok := q.(map[string]any); ok && m["name"] == p["name"] {
-				m["value"], found = p["value"], true
-			}
-		}
-		if !found {
-			params = append(params, map[string]any{"name": p["name"], "value": p["value"]})
-		}
+	var w wfv1.Workflow
+	if err := json.Unmarshal(run, &w); err != nil {
+		return nil, err
 	}
-	if args == nil {
-		args = map[string]any{}
-		wt.Spec["arguments"] = args
+	in, err := executor.Inline(&w, &wt)
+	if err != nil {
+		return nil, err
 	}
-	args["parameters"] = params
-	return wt.Spec, nil
+	return json.Marshal(in)
 }
 
 // compactSize is the size of kubectl's JSON without its indentation: what
