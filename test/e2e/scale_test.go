@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,7 @@ type scaleRow struct {
 	cpu                  map[string]float64 // seconds of CPU during deploy+teardown
 	rss                  map[string]int64   // peak RSS in KiB during the run
 	depth, edges, nodesN int
+	pods                 int // the deploy's Pod nodes: in pod mode, the step pods it created (retries included)
 }
 
 func scaleEnv(name string, def int) int {
@@ -175,8 +177,11 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	raw, _ := h.kubectl("-n", argoNS, "get", "workflow", w.Metadata.Name, "-o", "json")
 	row.wfBytes = compactSize(raw)
 	var created struct {
-		Metadata struct{ CreationTimestamp time.Time }
-		Status   struct {
+		Metadata struct {
+			CreationTimestamp time.Time
+			UID               string
+		}
+		Status struct {
 			OffloadNodeStatusVersion string `json:"offloadNodeStatusVersion"`
 		}
 	}
@@ -185,12 +190,20 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	}
 	row.offloaded = created.Status.OffloadNodeStatusVersion != ""
 	nodes, compressed, err := scaleNodes(raw)
+	if err == nil && row.offloaded {
+		nodes, err = offloadedNodes(h, created.Metadata.UID, created.Status.OffloadNodeStatusVersion)
+	}
 	if err != nil {
 		mon.stop(&row)
 		return row, err
 	}
 	row.compressed = compressed
 	row.nodesN = len(nodes)
+	for _, n := range nodes {
+		if n.Type == "Pod" {
+			row.pods++
+		}
+	}
 	if w.Status.Phase != "Succeeded" {
 		mon.stop(&row)
 		row.result = fmt.Sprintf("deploy %s %s: %s", w.Metadata.Name, w.Status.Phase, firstLine(w.Status.Message, 300))
@@ -377,6 +390,32 @@ func scaleNodes(raw string) (map[string]wfNode, bool, error) {
 	return nodes, true, json.Unmarshal(b, &nodes)
 }
 
+// offloadedNodes are a Workflow's nodes from Argo's offload table
+// (E2E_OFFLOAD=1: offload.sh's PostgreSQL; persist/sqldb's argo_workflows,
+// one row per uid and version), read with psql as the package's postgres
+// user over the instance's socket, as offload.sh does.
+func offloadedNodes(h *harness, uid, version string) (map[string]wfNode, error) {
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql")
+	if len(bins) == 0 || !regexp.MustCompile(`^[A-Za-z0-9:-]+$`).MatchString(uid+version) {
+		return nil, fmt.Errorf("offloaded nodes of %s: no psql, or an unexpected uid/version %q/%q", uid, uid, version)
+	}
+	port := os.Getenv("E2E_PG_PORT")
+	if port == "" {
+		port = "15432"
+	}
+	q := fmt.Sprintf("select nodes from argo_workflows where uid = '%s' and version = '%s'", uid, version)
+	out, err := h.run(2*time.Minute, h.state, "setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--",
+		bins[len(bins)-1], "-h", filepath.Join(h.state, "postgres", "sock"), "-p", port, "-U", "postgres", "-d", "argo", "-qAt", "-c", q)
+	if err != nil {
+		return nil, fmt.Errorf("offloaded nodes of %s: %w", uid, err)
+	}
+	var nodes map[string]wfNode
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &nodes); err != nil || len(nodes) == 0 {
+		return nil, fmt.Errorf("offloaded nodes of %s version %s: %d read (%v)", uid, version, len(nodes), err)
+	}
+	return nodes, nil
+}
+
 // criticalChain walks back from the app node that finished last, each time
 // to the dependency (deps, the generator's edges) that finished last (the
 // one it waited for), and returns the mean dispatch gap (dependency
@@ -519,8 +558,8 @@ func (m *procMon) stop(row *scaleRow) {
 
 func scaleTable(rows []scaleRow) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%5s %-13s %4s %5s %8s %9s %9s %8s %8s %8s %9s %11s %5s %13s %13s %s\n",
-		"N", "mode", "dep", "edges", "pending", "makespan", "per-edge", "dispatch", "node", "teardown", "WT-bytes", "WF-bytes", "nodes", "wf-ctl cpu/MiB", "argocd cpu/MiB", "result")
+	fmt.Fprintf(&b, "\n%5s %-13s %4s %5s %8s %9s %9s %8s %8s %8s %9s %11s %5s %5s %13s %13s %s\n",
+		"N", "mode", "dep", "edges", "pending", "makespan", "per-edge", "dispatch", "node", "teardown", "WT-bytes", "WF-bytes", "nodes", "pods", "wf-ctl cpu/MiB", "argocd cpu/MiB", "result")
 	for _, r := range rows {
 		acpu, arss := 0.0, int64(0)
 		for _, p := range scaleProcs[1:] {
@@ -534,9 +573,9 @@ func scaleTable(rows []scaleRow) string {
 		if r.offloaded {
 			comp = "o"
 		}
-		fmt.Fprintf(&b, "%5d %-13s %4d %5d %8s %9s %9s %8s %8s %8s %9d %10d%1s %5d %6.0fs/%4d %6.0fs/%4d %s\n",
+		fmt.Fprintf(&b, "%5d %-13s %4d %5d %8s %9s %9s %8s %8s %8s %9d %10d%1s %5d %5d %6.0fs/%4d %6.0fs/%4d %s\n",
 			r.n, r.mode, r.depth, r.edges, sec(r.pending), sec(r.makespan), sec(r.perEdge), sec(r.dispatch), sec(r.node), sec(r.teardown),
-			r.wtBytes, r.wfBytes, comp, r.nodesN, r.cpu[scaleProcs[0]], r.rss[scaleProcs[0]]/1024, acpu, arss/1024, r.result)
+			r.wtBytes, r.wfBytes, comp, r.nodesN, r.pods, r.cpu[scaleProcs[0]], r.rss[scaleProcs[0]]/1024, acpu, arss/1024, r.result)
 	}
 	b.WriteString("pending = the deploy's creation to its start; per-edge = makespan / critical path (depth) apps; dispatch, node = means along the measured critical chain; z = Argo compressed status.nodes, o = offloaded them to its database; cpu = seconds during deploy+teardown, MiB = peak RSS (argocd = server+repo-server+application-controller)\n")
 	return b.String()
