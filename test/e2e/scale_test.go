@@ -191,7 +191,11 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	row.offloaded = created.Status.OffloadNodeStatusVersion != ""
 	nodes, compressed, err := scaleNodes(raw)
 	if err == nil && row.offloaded {
-		nodes, err = offloadedNodes(h, created.Metadata.UID, created.Status.OffloadNodeStatusVersion)
+		// Not fatal: the run's own result stands, and the teardown still runs.
+		var oerr error
+		if nodes, oerr = offloadedNodes(h, created.Metadata.UID, created.Status.OffloadNodeStatusVersion); oerr != nil {
+			fmt.Printf("--- scale %d %s: %v\n", g.Apps, row.mode, oerr)
+		}
 	}
 	if err != nil {
 		mon.stop(&row)
