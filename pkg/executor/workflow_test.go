@@ -179,3 +179,21 @@ func TestFollowACompressedRun(t *testing.T) {
 		t.Errorf("components %v", got)
 	}
 }
+
+// A run whose node status Argo offloaded to its database (E2E_OFFLOAD,
+// 2,000 apps) has no node in the object: every component says so and
+// names `argo get`, instead of "not run".
+func TestReportAnOffloadedRun(t *testing.T) {
+	r, _ := inlineRunFor(t, ActionDeploy, SubmitReference)
+	w := livestatetest.FailedDeploy(t)
+	w.Status.Phase, w.Status.Nodes, w.Status.OffloadNodeStatusVersion = wfv1.WorkflowSucceeded, nil, "fnv:1"
+	r.fromWorkflow(w, r.componentRefs(dag.Deploy), dag.Deploy, nil)
+	if len(r.report.Components) == 0 {
+		t.Fatal("no components")
+	}
+	for _, c := range r.report.Components {
+		if c.Status != report.CompOffloaded || !strings.Contains(c.Message, "argo get "+w.Name) {
+			t.Errorf("%s: %s %q", c.Name, c.Status, c.Message)
+		}
+	}
+}
