@@ -217,6 +217,9 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	row.perEdge = row.makespan / time.Duration(g.Depth)
 	row.dispatch, row.node = criticalChain(nodes, w.Status.StartedAt.Time, g.depsOf)
 	deployed := time.Since(t0)
+	// The deploy's row before the teardown starts (CPU and memory come
+	// after it): a hold that ends during a long teardown keeps it.
+	fmt.Printf("--- scale %d %s: deployed\n%s", g.Apps, row.mode, scaleTable([]scaleRow{row}))
 	tw, err := scaleSubmit(h, dir, s.teardownTemplate(), "Succeeded", "confirm="+g.name())
 	mon.stop(&row)
 	if err != nil {
