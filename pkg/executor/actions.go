@@ -195,15 +195,19 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 		w = dec.Run
 	case workflow.DecideSubmit:
 		if r.cfg.DryRun {
-			return exitcode.OK, fmt.Sprintf("dry run: would submit a new run of WorkflowTemplate %s/%s: %d apps in dependency order: %s",
-				r.wfNamespace(), r.compiled.WorkflowTemplates[dag.Deploy].Name, len(refs), strings.Join(tasksOf(refs), " → ")), nil
+			return exitcode.OK, fmt.Sprintf("dry run: would submit a new run of WorkflowTemplate %s/%s (%s): %d apps in dependency order: %s",
+				r.wfNamespace(), r.compiled.WorkflowTemplates[dag.Deploy].Name, r.cfg.Submit, len(refs), strings.Join(tasksOf(refs), " → ")), nil
 		}
-		if w, err = workflow.Submit(ctx, r.cl, r.newRun(dag.Deploy, nil)); err != nil {
+		nw, err := r.newRun(ctx, dag.Deploy, nil)
+		if err == nil {
+			w, err = workflow.Submit(ctx, r.cl, nw)
+		}
+		if err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
 		wr.Name = w.Name
-		lg.Info("submitted", "workflow", w.Name)
+		lg.Info("submitted", "workflow", w.Name, "submit", r.cfg.Submit)
 	}
 	if r.cfg.DryRun {
 		return exitcode.OK, fmt.Sprintf("dry run: would follow %s (%s)", dec.Run.Name, workflow.PhaseOf(dec.Run)), nil
@@ -214,16 +218,9 @@ func (r *run) deploy(ctx context.Context) (int, string, error) {
 
 // followAndReport follows a deploy run to its end, then validates.
 func (r *run) followAndReport(ctx context.Context, w *wfv1.Workflow, refs []compRef, kept map[string]bool) (int, string, error) {
-	r.report.Phase(PhaseFollow)
-	w, err := r.follow(ctx, w, tasksOf(refs))
-	r.report.EndPhase(PhaseFollow)
-	r.recordRun(w)
-	r.fromWorkflow(w, refs, dag.Deploy, kept)
-	if code, summary, ok := r.pluginMissing(ctx, w, err); ok {
+	w, ended, code, summary, err := r.followRun(ctx, w, refs, dag.Deploy, kept)
+	if ended {
 		return code, summary, err
-	}
-	if err != nil {
-		return exitcode.Failure, err.Error(), err
 	}
 	if w.Status.Phase != wfv1.WorkflowSucceeded {
 		states, agg, herr := r.readApps(ctx, appsOf(refs))
@@ -234,6 +231,29 @@ func (r *run) followAndReport(ctx context.Context, w *wfv1.Workflow, refs []comp
 		return exitcode.Failure, r.failureSummary(w, refs), nil
 	}
 	return r.finalHealth(ctx, refs, fmt.Sprintf("%s Succeeded", w.Name), true)
+}
+
+// followRun follows a deploy or teardown run to its end and records it in
+// the report; ended says the action ends here (the follow failed, the
+// controller refused an inline run, plugin mode's plugin is missing) with
+// the code, summary and error given.
+func (r *run) followRun(ctx context.Context, w *wfv1.Workflow, refs []compRef, action dag.Action, kept map[string]bool) (*wfv1.Workflow, bool, int, string, error) {
+	r.report.Phase(PhaseFollow)
+	w, err := r.follow(ctx, w, tasksOf(refs))
+	r.report.EndPhase(PhaseFollow)
+	r.recordRun(w)
+	r.fromWorkflow(w, refs, action, kept)
+	if err == nil && refusedInline(w) {
+		code, summary, err := r.inlineRefused(ctx, w)
+		return w, true, code, summary, err
+	}
+	if code, summary, ok := r.pluginMissing(ctx, w, err); ok {
+		return w, true, code, summary, err
+	}
+	if err != nil {
+		return w, true, exitcode.Failure, err.Error(), err
+	}
+	return w, false, exitcode.OK, "", nil
 }
 
 // failureSummary names the failed apps, what did not run because of them,
@@ -419,26 +439,22 @@ func (r *run) teardown(ctx context.Context) (int, string, error) {
 			return exitcode.OK, fmt.Sprintf("dry run: would submit a teardown (pv-policy %s, crd-policy %s) deleting, in this order, the %d of %d apps that exist: %s",
 				r.cfg.PVPolicy, r.cfg.CRDPolicy, len(present), len(refs), strings.Join(present, " → ")), nil
 		}
-		nw := r.newRun(dag.Teardown, map[string]string{stepcontract.WorkflowConfirm: r.cfg.Confirm, stepcontract.WorkflowPVPolicy: r.cfg.PVPolicy, stepcontract.WorkflowCRDPolicy: r.cfg.CRDPolicy})
-		if w, err = workflow.Submit(ctx, r.cl, nw); err != nil {
+		nw, err := r.newRun(ctx, dag.Teardown, map[string]string{stepcontract.WorkflowConfirm: r.cfg.Confirm, stepcontract.WorkflowPVPolicy: r.cfg.PVPolicy, stepcontract.WorkflowCRDPolicy: r.cfg.CRDPolicy})
+		if err == nil {
+			w, err = workflow.Submit(ctx, r.cl, nw)
+		}
+		if err != nil {
 			r.metrics.Error(PhaseSubmit)
 			return exitcode.Failure, err.Error(), err
 		}
 		wr.Name = w.Name
-		r.log.Phase(PhaseSubmit).Info("submitted", "workflow", w.Name, "pv_policy", r.cfg.PVPolicy, "crd_policy", r.cfg.CRDPolicy)
+		r.log.Phase(PhaseSubmit).Info("submitted", "workflow", w.Name, "pv_policy", r.cfg.PVPolicy, "crd_policy", r.cfg.CRDPolicy, "submit", r.cfg.Submit)
 	}
 	r.report.EndPhase(PhaseSubmit)
 
-	r.report.Phase(PhaseFollow)
-	w, err = r.follow(ctx, w, tasksOf(refs))
-	r.report.EndPhase(PhaseFollow)
-	r.recordRun(w)
-	r.fromWorkflow(w, refs, dag.Teardown, nil)
-	if code, summary, ok := r.pluginMissing(ctx, w, err); ok {
+	w, ended, code, summary, err := r.followRun(ctx, w, refs, dag.Teardown, nil)
+	if ended {
 		return code, summary, err
-	}
-	if err != nil {
-		return exitcode.Failure, err.Error(), err
 	}
 	return r.verifyTeardown(ctx, w, refs)
 }

@@ -78,10 +78,14 @@ func (r *run) fromWorkflow(w *wfv1.Workflow, refs []compRef, action dag.Action, 
 	if action == dag.Teardown {
 		d = r.compiled.Teardown
 	}
+	offloaded := w.Status.IsOffloadNodeStatus() && len(w.Status.Nodes) == 0
 	for _, c := range refs {
 		comp := report.Component{Name: c.app, Stack: c.stack}
 		n, ok := nodes[c.task]
 		switch {
+		case offloaded:
+			comp.Status = report.CompOffloaded
+			comp.Message = fmt.Sprintf("the run's node status is offloaded to Argo's database, which deployctl does not read: `argo get %s -n %s`", w.Name, w.Namespace)
 		case !ok || n.Phase == wfv1.NodeOmitted || n.Phase == wfv1.NodeSkipped:
 			comp.Status = report.CompNotRun
 			if blockers := blockedBy(d, c.task, failed, action); len(blockers) > 0 {

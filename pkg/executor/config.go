@@ -54,15 +54,18 @@ type Config struct {
 	Scope       string
 	DryRun      bool
 	ForceRun    bool
-	LogLevel    string
-	LogFormat   string
-	TraceID     string
-	SpanID      string
-	Confirm     string
-	PVPolicy    string
-	CRDPolicy   string
-	ConfigDir   string
-	SecretsDir  string
+	// Submit is how deploy and teardown submit a new run: SubmitReference
+	// or SubmitInline (submit.go).
+	Submit     string
+	LogLevel   string
+	LogFormat  string
+	TraceID    string
+	SpanID     string
+	Confirm    string
+	PVPolicy   string
+	CRDPolicy  string
+	ConfigDir  string
+	SecretsDir string
 	// Timeout is the action's deadline; 0 means "derive it from the plan".
 	Timeout     time.Duration
 	ReportFile  string
@@ -178,6 +181,12 @@ func (o *Options) Load(getenv func(string) (string, bool)) (*Config, error) {
 			}
 		}
 		c.Confirm = val["confirm"]
+	}
+	if o.Action == ActionDeploy || o.Action == ActionTeardown {
+		c.Submit = val["submit"]
+		if c.Submit != SubmitReference && c.Submit != SubmitInline {
+			bad("submit", "%q: want %s or %s", c.Submit, SubmitReference, SubmitInline)
+		}
 	}
 
 	problems = append(problems, c.loadKubeconfig(val, from)...)

@@ -55,6 +55,7 @@ var settings = []setting{
 	{key: "pv-policy", env: "PV_POLICY", def: "retain", usage: "retain (keep PersistentVolumeClaims) or delete", only: []Action{ActionTeardown}},
 	{key: "crd-policy", env: "CRD_POLICY", def: "retain", usage: "retain (keep the CustomResourceDefinitions Argo CD never deletes) or delete", only: []Action{ActionTeardown}},
 	{key: "force-run", env: "FORCE_RUN", def: "false", boolean: true, usage: "run the deploy workflow even when the platform is up to date", only: []Action{ActionDeploy}},
+	{key: "submit", env: "WORKFLOW_SUBMIT", def: SubmitReference, usage: "how a new run is submitted: reference (a workflowTemplateRef) or inline (the WorkflowTemplate's spec as the cluster serves it, which Argo stores once: platforms past about 800 apps; refused by a controller whose templateReferencing is Strict or Secure)", only: []Action{ActionDeploy, ActionTeardown}},
 }
 
 // Options are the raw values of one action's settings, before validation.

@@ -2,19 +2,23 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	wffake "github.com/argoproj/argo-workflows/v3/pkg/client/clientset/versioned/fake"
+	"github.com/argoproj/argo-workflows/v3/workflow/packer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	"github.com/deployctl/deployctl/pkg/dag"
 	"github.com/deployctl/deployctl/pkg/executor/internal/workflow"
 	"github.com/deployctl/deployctl/pkg/kube"
 	"github.com/deployctl/deployctl/pkg/livestate"
 	"github.com/deployctl/deployctl/pkg/livestate/livestatetest"
+	"github.com/deployctl/deployctl/pkg/report"
 )
 
 // Argo's retry resets exactly the failed node and what never ran; the
@@ -118,5 +122,78 @@ func TestResultOf(t *testing.T) {
 	}
 	if r := livestate.ResultOf(w, nodes["cert-manager"]); r == nil || r.Health != "Healthy" {
 		t.Errorf("cert-manager result %+v", r)
+	}
+}
+
+// A run Argo compressed (a platform of about 350 apps and more: its nodes
+// in status.compressedNodes) is resumed as one that is not: the same nodes
+// reset; and the run written back is compressed again when it would pass
+// the maximum size, as Argo's server does.
+func TestResumeACompressedRun(t *testing.T) {
+	plain := livestatetest.FailedDeploy(t)
+	w := livestatetest.Compressed(t, plain)
+	plan, err := workflow.PlanRetry(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"database", "web"}; !reflect.DeepEqual(plan.Reset, want) || len(plan.PodsToDelete) != 1 {
+		t.Errorf("reset %v, pods %v: want %v and the failed attempt's pod", plan.Reset, plan.PodsToDelete, want)
+	}
+	b, _ := json.Marshal(plan.Workflow)
+	defer packer.SetMaxWorkflowSize(len(b) - 1)()
+	wfs := wffake.NewSimpleClientset(w)
+	if _, _, err := workflow.Resume(context.Background(), &kube.Clients{Workflows: wfs, Kube: kubefake.NewSimpleClientset()}, w); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := wfs.ArgoprojV1alpha1().Workflows("argo").Get(context.Background(), w.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status.CompressedNodes == "" || len(stored.Status.Nodes) != 0 {
+		t.Fatal("the resumed run was written back uncompressed past the maximum size")
+	}
+	if err := livestate.Hydrate(stored); err != nil {
+		t.Fatal(err)
+	}
+	if n := livestate.TaskNodes(stored); n["cert-manager"] == nil || n["cert-manager"].Phase != wfv1.NodeSucceeded || n["database"] != nil && n["database"].Phase == wfv1.NodeFailed {
+		t.Errorf("stored nodes: %v", n)
+	}
+}
+
+// The executor follows and reports a compressed run from its nodes: the
+// failed app, what did not run, what succeeded.
+func TestFollowACompressedRun(t *testing.T) {
+	r, _ := inlineRunFor(t, ActionDeploy, SubmitReference)
+	w := livestatetest.Compressed(t, livestatetest.FailedDeploy(t))
+	r.cl.Workflows = wffake.NewSimpleClientset(w)
+	r.report.Workflow = &report.WorkflowRun{Namespace: "argo", Name: w.Name}
+	_, ended, _, _, err := r.followRun(context.Background(), w, r.componentRefs(dag.Deploy), dag.Deploy, nil)
+	if ended || err != nil {
+		t.Fatalf("ended %v: %v", ended, err)
+	}
+	got := map[string]string{}
+	for _, c := range r.report.Components {
+		got[c.Name] = c.Status
+	}
+	if got["database"] != string(wfv1.NodeFailed) || got["web"] != report.CompNotRun || got["cert-manager"] != string(wfv1.NodeSucceeded) {
+		t.Errorf("components %v", got)
+	}
+}
+
+// A run whose node status Argo offloaded to its database (E2E_OFFLOAD,
+// 2,000 apps) has no node in the object: every component says so and
+// names `argo get`, instead of "not run".
+func TestReportAnOffloadedRun(t *testing.T) {
+	r, _ := inlineRunFor(t, ActionDeploy, SubmitReference)
+	w := livestatetest.FailedDeploy(t)
+	w.Status.Phase, w.Status.Nodes, w.Status.OffloadNodeStatusVersion = wfv1.WorkflowSucceeded, nil, "fnv:1"
+	r.fromWorkflow(w, r.componentRefs(dag.Deploy), dag.Deploy, nil)
+	if len(r.report.Components) == 0 {
+		t.Fatal("no components")
+	}
+	for _, c := range r.report.Components {
+		if c.Status != report.CompOffloaded || !strings.Contains(c.Message, "argo get "+w.Name) {
+			t.Errorf("%s: %s %q", c.Name, c.Status, c.Message)
+		}
 	}
 }

@@ -148,6 +148,9 @@ func load(ctx context.Context, cl *kube.Clients, o Options) (*Run, error) {
 		o.Now = time.Now()
 	}
 	wf, err := findWorkflow(ctx, cl, o)
+	if err == nil {
+		err = livestate.Hydrate(wf)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -396,3 +396,25 @@ func TestTaskDeps(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// An inline run (deployctl's WORKFLOW_SUBMIT=inline: no workflowTemplateRef,
+// nothing stored in its status) is read from its own spec: with no
+// WorkflowTemplate in the cluster, status and explain see the same DAG as
+// for the run by reference.
+func TestInlineRun(t *testing.T) {
+	out := minimal(t)
+	wf := failedDeploy(t, nil)
+	wf.Spec = *out.WorkflowTemplates[dag.Deploy].Spec.DeepCopy()
+	r, err := Load(context.Background(), clients([]runtime.Object{wf}), Options{Namespace: "argo", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := r.Node("web")
+	if web == nil || web.State != Omitted || strings.Join(web.BlockedBy, ",") != "database" {
+		t.Errorf("web %+v", web)
+	}
+	wf.Spec = wfv1.WorkflowSpec{}
+	if _, err := Load(context.Background(), clients([]runtime.Object{wf}), Options{Namespace: "argo", Now: now}); err == nil {
+		t.Error("a run with neither a spec nor a reference was read")
+	}
+}

@@ -1,7 +1,9 @@
 package livestate_test
 
 import (
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -35,5 +37,30 @@ func TestFailedDeployFixture(t *testing.T) {
 	}
 	if r := livestate.ResultOf(wf, tasks["web"]); r != nil {
 		t.Errorf("web never ran, yet has result %+v", r)
+	}
+}
+
+// A run whose nodes Argo compressed (status.compressedNodes) reads, once
+// hydrated, as the run itself; a hydrated or plain run is left as it is,
+// and a compressedNodes that is not gzip is an error naming the run.
+func TestHydrate(t *testing.T) {
+	w := livestatetest.FailedDeploy(t)
+	z := livestatetest.Compressed(t, w)
+	if len(livestate.TaskNodes(z)) != 0 {
+		t.Fatal("a compressed run has no nodes to read before it is hydrated")
+	}
+	if err := livestate.Hydrate(z); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(z.Status.Nodes, w.Status.Nodes) || z.Status.CompressedNodes != "" {
+		t.Error("hydrated nodes differ from the run's")
+	}
+	if err := livestate.Hydrate(z); err != nil || !reflect.DeepEqual(z.Status.Nodes, w.Status.Nodes) {
+		t.Errorf("hydrating twice: %v", err)
+	}
+	bad := w.DeepCopy()
+	bad.Status.Nodes, bad.Status.CompressedNodes = nil, "bm90IGd6aXA="
+	if err := livestate.Hydrate(bad); err == nil || !strings.Contains(err.Error(), w.Name) {
+		t.Errorf("not gzip: %v", err)
 	}
 }

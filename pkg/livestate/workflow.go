@@ -2,14 +2,31 @@ package livestate
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v3/workflow/packer"
 
 	"github.com/deployctl/deployctl/pkg/stepcontract"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
+
+// Hydrate puts a Workflow's node status back into status.nodes when Argo
+// keeps it gzipped in status.compressedNodes (it does once the object would
+// pass its 1 MiB: a deploy of about 350 apps and more), with Argo's own
+// packer.DecompressWorkflow, as its server and CLI do before reading
+// nodes. Every reader of a run's nodes reads a hydrated Workflow; one
+// written back is compressed again first (the executor's resume). Nodes
+// offloaded to Argo's database (status.offloadNodeStatusVersion) are not in
+// the object at all: Hydrate leaves them, and the readers say so.
+func Hydrate(wf *wfv1.Workflow) error {
+	if err := packer.DecompressWorkflow(wf); err != nil {
+		return fmt.Errorf("workflow %s: reading status.compressedNodes: %w", wf.Name, err)
+	}
+	return nil
+}
 
 // TaskNodes maps each task of the workflow's top-level DAG to its node: the
 // Retry node for tasks with a retryStrategy (its children are the

@@ -43,6 +43,10 @@ const (
 	CompNothingToDo = "NothingToDo" // teardown found it already gone
 	CompOrphans     = "Orphans"     // teardown deleted it but resources were left
 	CompChecked     = "Checked"     // validate read it
+	// CompOffloaded: its node's status is in Argo's database (the run's
+	// node-status offload), which the executor does not read: Argo CD's
+	// health is all the report knows of it.
+	CompOffloaded = "Offloaded"
 )
 
 // Apply results.

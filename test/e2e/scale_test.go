@@ -11,12 +11,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"testing"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/deployctl/deployctl/pkg/executor"
 )
 
 // ---- make e2e-scale (issue 24, item 3): where it stops scaling.
@@ -46,6 +51,7 @@ type scaleRow struct {
 	cpu                  map[string]float64 // seconds of CPU during deploy+teardown
 	rss                  map[string]int64   // peak RSS in KiB during the run
 	depth, edges, nodesN int
+	pods                 int // the deploy's Pod nodes: in pod mode, the step pods it created (retries included)
 }
 
 func scaleEnv(name string, def int) int {
@@ -171,8 +177,11 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	raw, _ := h.kubectl("-n", argoNS, "get", "workflow", w.Metadata.Name, "-o", "json")
 	row.wfBytes = compactSize(raw)
 	var created struct {
-		Metadata struct{ CreationTimestamp time.Time }
-		Status   struct {
+		Metadata struct {
+			CreationTimestamp time.Time
+			UID               string
+		}
+		Status struct {
 			OffloadNodeStatusVersion string `json:"offloadNodeStatusVersion"`
 		}
 	}
@@ -181,12 +190,24 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	}
 	row.offloaded = created.Status.OffloadNodeStatusVersion != ""
 	nodes, compressed, err := scaleNodes(raw)
+	if err == nil && row.offloaded {
+		// Not fatal: the run's own result stands, and the teardown still runs.
+		var oerr error
+		if nodes, oerr = offloadedNodes(h, created.Metadata.UID, created.Status.OffloadNodeStatusVersion); oerr != nil {
+			fmt.Printf("--- scale %d %s: %v\n", g.Apps, row.mode, oerr)
+		}
+	}
 	if err != nil {
 		mon.stop(&row)
 		return row, err
 	}
 	row.compressed = compressed
 	row.nodesN = len(nodes)
+	for _, n := range nodes {
+		if n.Type == "Pod" {
+			row.pods++
+		}
+	}
 	if w.Status.Phase != "Succeeded" {
 		mon.stop(&row)
 		row.result = fmt.Sprintf("deploy %s %s: %s", w.Metadata.Name, w.Status.Phase, firstLine(w.Status.Message, 300))
@@ -196,6 +217,9 @@ func scaleRun(h *harness, g scaleGen, dir string, prepare bool) (row scaleRow, e
 	row.perEdge = row.makespan / time.Duration(g.Depth)
 	row.dispatch, row.node = criticalChain(nodes, w.Status.StartedAt.Time, g.depsOf)
 	deployed := time.Since(t0)
+	// The deploy's row before the teardown starts (CPU and memory come
+	// after it): a hold that ends during a long teardown keeps it.
+	fmt.Printf("--- scale %d %s: deployed\n%s", g.Apps, row.mode, scaleTable([]scaleRow{row}))
 	tw, err := scaleSubmit(h, dir, s.teardownTemplate(), "Succeeded", "confirm="+g.name())
 	mon.stop(&row)
 	if err != nil {
@@ -243,16 +267,14 @@ func scaleSubmit(h *harness, dir, template, want string, params ...string) (*wor
 	if len(ps) > 0 {
 		wf["spec"].(map[string]any)["arguments"] = map[string]any{"parameters": ps}
 	}
-	if scaleInline() {
-		spec, err := inlineSpec(h, template, ps)
-		if err != nil {
-			return nil, err
-		}
-		wf["spec"] = spec
-	}
 	b, err := json.Marshal(wf)
 	if err != nil {
 		return nil, err
+	}
+	if scaleInline() {
+		if b, err = inlineRun(h, template, b); err != nil {
+			return nil, err
+		}
 	}
 	f := filepath.Join(dir, template+"-run.json")
 	if err := os.WriteFile(f, b, 0o600); err != nil {
@@ -273,48 +295,38 @@ func scaleSubmit(h *harness, dir, template, want string, params ...string) (*wor
 }
 
 // scaleInline (E2E_SCALE_INLINE=1) submits the Workflows with the
-// WorkflowTemplate's spec inline instead of a workflowTemplateRef. Argo
-// v4.0.7 then keeps the deploy DAG once (in spec) instead of twice
-// (status.storedWorkflowTemplateSpec and status.storedTemplates hold only
-// what a workflowTemplateRef resolves: workflow/controller/operator.go
-// setExecWorkflow, and resolveTemplateReference in workflow_types.go,
-// which stores no template a Workflow calls in itself). A measurement of
-// what an executor submitting inline would gain; deployctl submits the
-// reference.
+// WorkflowTemplate's spec inline instead of a workflowTemplateRef, as the
+// executor does with WORKFLOW_SUBMIT=inline (the same code:
+// executor.Inline). Argo v4.0.7 then keeps the deploy DAG once (in spec)
+// instead of twice (status.storedWorkflowTemplateSpec and
+// status.storedTemplates hold only what a workflowTemplateRef resolves:
+// workflow/controller/operator.go setExecWorkflow, and
+// resolveTemplateReference in workflow_types.go, which stores no template
+// a Workflow calls in itself).
 func scaleInline() bool { return os.Getenv("E2E_SCALE_INLINE") == "1" }
 
-// inlineSpec is the WorkflowTemplate's spec as the API serves it, its
-// workflow parameters set from ps by name.
-func inlineSpec(h *harness, template string, ps []map[string]string) (map[string]any, error) {
+// inlineRun is the Workflow run (JSON, a workflowTemplateRef to template
+// and its parameters) with the WorkflowTemplate's spec inline, the
+// template as the API serves it: executor.Inline, what the executor
+// submits with WORKFLOW_SUBMIT=inline.
+func inlineRun(h *harness, template string, run []byte) ([]byte, error) {
 	raw, err := h.kubectl("-n", argoNS, "get", "workflowtemplate", template, "-o", "json")
 	if err != nil {
 		return nil, err
 	}
-	var wt struct {
-		Spec map[string]any `json:"spec"`
-	}
+	var wt wfv1.WorkflowTemplate
 	if err := json.Unmarshal([]byte(raw), &wt); err != nil {
 		return nil, fmt.Errorf("workflowtemplate %s: %w", template, err)
 	}
-	args, _ := wt.Spec["arguments"].(map[string]any)
-	params, _ := args["parameters"].([]any)
-	for _, p := range ps {
-		found := false
-		for _, q := range params {
-			if m, ok := q.(map[string]any); ok && m["name"] == p["name"] {
-				m["value"], found = p["value"], true
-			}
-		}
-		if !found {
-			params = append(params, map[string]any{"name": p["name"], "value": p["value"]})
-		}
+	var w wfv1.Workflow
+	if err := json.Unmarshal(run, &w); err != nil {
+		return nil, err
 	}
-	if args == nil {
-		args = map[string]any{}
-		wt.Spec["arguments"] = args
+	in, err := executor.Inline(&w, &wt)
+	if err != nil {
+		return nil, err
 	}
-	args["parameters"] = params
-	return wt.Spec, nil
+	return json.Marshal(in)
 }
 
 // compactSize is the size of kubectl's JSON without its indentation: what
@@ -383,6 +395,32 @@ func scaleNodes(raw string) (map[string]wfNode, bool, error) {
 	}
 	var nodes map[string]wfNode
 	return nodes, true, json.Unmarshal(b, &nodes)
+}
+
+// offloadedNodes are a Workflow's nodes from Argo's offload table
+// (E2E_OFFLOAD=1: offload.sh's PostgreSQL; persist/sqldb's argo_workflows,
+// one row per uid and version), read with psql as the package's postgres
+// user over the instance's socket, as offload.sh does.
+func offloadedNodes(h *harness, uid, version string) (map[string]wfNode, error) {
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql")
+	if len(bins) == 0 || !regexp.MustCompile(`^[A-Za-z0-9:-]+$`).MatchString(uid+version) {
+		return nil, fmt.Errorf("offloaded nodes of %s: no psql, or an unexpected uid/version %q/%q", uid, uid, version)
+	}
+	port := os.Getenv("E2E_PG_PORT")
+	if port == "" {
+		port = "15432"
+	}
+	q := fmt.Sprintf("select nodes from argo_workflows where uid = '%s' and version = '%s'", uid, version)
+	out, err := h.run(2*time.Minute, h.state, "setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--",
+		bins[len(bins)-1], "-h", filepath.Join(h.state, "postgres", "sock"), "-p", port, "-U", "postgres", "-d", "argo", "-qAt", "-c", q)
+	if err != nil {
+		return nil, fmt.Errorf("offloaded nodes of %s: %w", uid, err)
+	}
+	var nodes map[string]wfNode
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &nodes); err != nil || len(nodes) == 0 {
+		return nil, fmt.Errorf("offloaded nodes of %s version %s: %d read (%v)", uid, version, len(nodes), err)
+	}
+	return nodes, nil
 }
 
 // criticalChain walks back from the app node that finished last, each time
@@ -527,8 +565,8 @@ func (m *procMon) stop(row *scaleRow) {
 
 func scaleTable(rows []scaleRow) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%5s %-13s %4s %5s %8s %9s %9s %8s %8s %8s %9s %11s %5s %13s %13s %s\n",
-		"N", "mode", "dep", "edges", "pending", "makespan", "per-edge", "dispatch", "node", "teardown", "WT-bytes", "WF-bytes", "nodes", "wf-ctl cpu/MiB", "argocd cpu/MiB", "result")
+	fmt.Fprintf(&b, "\n%5s %-13s %4s %5s %8s %9s %9s %8s %8s %8s %9s %11s %5s %5s %13s %13s %s\n",
+		"N", "mode", "dep", "edges", "pending", "makespan", "per-edge", "dispatch", "node", "teardown", "WT-bytes", "WF-bytes", "nodes", "pods", "wf-ctl cpu/MiB", "argocd cpu/MiB", "result")
 	for _, r := range rows {
 		acpu, arss := 0.0, int64(0)
 		for _, p := range scaleProcs[1:] {
@@ -542,9 +580,9 @@ func scaleTable(rows []scaleRow) string {
 		if r.offloaded {
 			comp = "o"
 		}
-		fmt.Fprintf(&b, "%5d %-13s %4d %5d %8s %9s %9s %8s %8s %8s %9d %10d%1s %5d %6.0fs/%4d %6.0fs/%4d %s\n",
+		fmt.Fprintf(&b, "%5d %-13s %4d %5d %8s %9s %9s %8s %8s %8s %9d %10d%1s %5d %5d %6.0fs/%4d %6.0fs/%4d %s\n",
 			r.n, r.mode, r.depth, r.edges, sec(r.pending), sec(r.makespan), sec(r.perEdge), sec(r.dispatch), sec(r.node), sec(r.teardown),
-			r.wtBytes, r.wfBytes, comp, r.nodesN, r.cpu[scaleProcs[0]], r.rss[scaleProcs[0]]/1024, acpu, arss/1024, r.result)
+			r.wtBytes, r.wfBytes, comp, r.nodesN, r.pods, r.cpu[scaleProcs[0]], r.rss[scaleProcs[0]]/1024, acpu, arss/1024, r.result)
 	}
 	b.WriteString("pending = the deploy's creation to its start; per-edge = makespan / critical path (depth) apps; dispatch, node = means along the measured critical chain; z = Argo compressed status.nodes, o = offloaded them to its database; cpu = seconds during deploy+teardown, MiB = peak RSS (argocd = server+repo-server+application-controller)\n")
 	return b.String()

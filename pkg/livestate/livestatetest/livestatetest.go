@@ -6,9 +6,11 @@ package livestatetest
 
 import (
 	"embed"
+	"encoding/json"
 	"testing"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v3/workflow/packer"
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployctl/deployctl/internal/safeyaml"
@@ -55,4 +57,22 @@ func decode(t testing.TB, data []byte) *wfv1.Workflow {
 		t.Fatal(err)
 	}
 	return &wf
+}
+
+// Compressed is w as Argo's controller writes a run whose object would
+// pass the maximum size (MAX_WORKFLOW_SIZE, 1 MiB): its nodes gzipped into
+// status.compressedNodes (workflow/packer, with a maximum just under w's
+// size), status.nodes empty.
+func Compressed(t testing.TB, w *wfv1.Workflow) *wfv1.Workflow {
+	t.Helper()
+	w = w.DeepCopy()
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer packer.SetMaxWorkflowSize(len(b) - 1)()
+	if err := packer.CompressWorkflowIfNeeded(w); err != nil || w.Status.CompressedNodes == "" || len(w.Status.Nodes) != 0 {
+		t.Fatalf("compressing %s: %v", w.Name, err)
+	}
+	return w
 }

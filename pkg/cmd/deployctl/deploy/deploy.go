@@ -21,7 +21,9 @@ ClusterWorkflowTemplates, RBAC, Argo CD configuration and WorkflowTemplates
   - follows a run of the same spec that is still running,
   - does nothing when the last run of the same spec succeeded and every app
     is Healthy and Synced (--force-run runs anyway),
-  - else submits a new run;
+  - else submits a new run (by workflowTemplateRef; --submit=inline puts
+    the WorkflowTemplate's spec in the run instead, for platforms past
+    about 800 apps);
 follows it to the end, reads every app's health from Argo CD and writes the
 status report and metrics. DRY_RUN=true shows what would be applied and run.`)
 }

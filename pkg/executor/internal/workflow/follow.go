@@ -67,6 +67,9 @@ func Follow(ctx context.Context, cl *kube.Clients, w *wfv1.Workflow, wt Watch) (
 	wfs := cl.Workflows.ArgoprojV1alpha1().Workflows(w.Namespace)
 	failures := 0
 	defer f.clearLine()
+	if err := livestate.Hydrate(w); err != nil {
+		return w, err
+	}
 	for {
 		f.observe(w)
 		if wt.Halt != nil {
@@ -86,6 +89,9 @@ func Follow(ctx context.Context, cl *kube.Clients, w *wfv1.Workflow, wt Watch) (
 		got, err := wfs.Get(ctx, w.Name, metav1.GetOptions{})
 		switch {
 		case err == nil:
+			if err := livestate.Hydrate(got); err != nil {
+				return w, err
+			}
 			w, failures = got, 0
 		case ctx.Err() != nil:
 			return w, ctx.Err()

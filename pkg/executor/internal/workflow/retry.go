@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v3/workflow/packer"
 	"github.com/argoproj/argo-workflows/v3/workflow/util"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,10 @@ type RetryPlan struct {
 func PlanRetry(ctx context.Context, w *wfv1.Workflow) (*RetryPlan, error) {
 	if w.Status.IsOffloadNodeStatus() {
 		return nil, fmt.Errorf("%s keeps its node status in the workflow archive database (offloaded): resume it with `argo retry %s -n %s`", w.Name, w.Name, w.Namespace)
+	}
+	w = w.DeepCopy()
+	if err := livestate.Hydrate(w); err != nil {
+		return nil, err
 	}
 	nw, pods, err := util.FormulateRetryWorkflow(ctx, w.DeepCopy(), false, "", nil)
 	if err != nil {
@@ -96,7 +101,13 @@ func Resume(ctx context.Context, cl *kube.Clients, w *wfv1.Workflow) (*wfv1.Work
 				return nil, nil, fmt.Errorf("deleting pod %s of a node to retry: %w", pod, err)
 			}
 		}
-		updated, err := wfs.Update(ctx, plan.Workflow, metav1.UpdateOptions{})
+		// As Argo's server does before it writes a retried run back: its
+		// nodes compressed again if the object would pass 1 MiB.
+		write := plan.Workflow.DeepCopy()
+		if err := packer.CompressWorkflowIfNeeded(write); err != nil {
+			return nil, nil, fmt.Errorf("resuming %s: %w: resume it with `argo retry %s -n %s` (Argo's server offloads the nodes when its database is configured)", name, err, name, w.Namespace)
+		}
+		updated, err := wfs.Update(ctx, write, metav1.UpdateOptions{})
 		if err == nil {
 			return updated, plan, nil
 		}
