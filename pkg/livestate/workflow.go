@@ -1,30 +1,45 @@
 package livestate
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
-	"github.com/argoproj/argo-workflows/v3/workflow/packer"
 
+	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/pkg/stepcontract"
 	"github.com/deployctl/deployctl/pkg/stepresult"
 )
 
 // Hydrate puts a Workflow's node status back into status.nodes when Argo
 // keeps it gzipped in status.compressedNodes (it does once the object would
-// pass its 1 MiB: a deploy of about 350 apps and more), with Argo's own
-// packer.DecompressWorkflow, as its server and CLI do before reading
-// nodes. Every reader of a run's nodes reads a hydrated Workflow; one
-// written back is compressed again first (the executor's resume). Nodes
-// offloaded to Argo's database (status.offloadNodeStatusVersion) are not in
-// the object at all: Hydrate leaves them, and the readers say so.
+// pass its 1 MiB: a deploy of about 350 apps and more), as Argo's
+// packer.DecompressWorkflow does for its server and CLI, but bounded by
+// readlimit.NodeStatus: the object is anyone's who may write Workflows in
+// the namespace, and a few hundred KB of gzip can inflate to gigabytes.
+// Every reader of a run's nodes reads a hydrated Workflow; one written back
+// is compressed again first (the executor's resume). Nodes offloaded to
+// Argo's database (status.offloadNodeStatusVersion) are not in the object
+// at all: Hydrate leaves them, and the readers say so.
 func Hydrate(wf *wfv1.Workflow) error {
-	if err := packer.DecompressWorkflow(wf); err != nil {
+	if len(wf.Status.Nodes) > 0 || wf.Status.CompressedNodes == "" {
+		return nil
+	}
+	fail := func(err error) error {
 		return fmt.Errorf("workflow %s: reading status.compressedNodes: %w", wf.Name, err)
 	}
+	zr, err := readlimit.Gunzip(base64.NewDecoder(base64.StdEncoding, strings.NewReader(wf.Status.CompressedNodes)), "status.compressedNodes", readlimit.NodeStatus)
+	if err != nil {
+		return fail(err)
+	}
+	var nodes wfv1.Nodes
+	if err := json.NewDecoder(zr).Decode(&nodes); err != nil {
+		return fail(err)
+	}
+	wf.Status.Nodes, wf.Status.CompressedNodes = nodes, ""
 	return nil
 }
 

@@ -7,7 +7,9 @@
 //
 // Patterns (allow name, sanctioned package):
 //
-//	read      io.ReadAll, os.ReadFile, ioutil.ReadAll, ioutil.ReadFile       internal/readlimit
+//	read      io.ReadAll, os.ReadFile, ioutil.ReadAll, ioutil.ReadFile;
+//	          gzip, zlib and flate readers; Argo's packer.DecompressWorkflow
+//	          and file.DecodeDecompressString, GetGzipReader                 internal/readlimit
 //	http      http.Client or http.Transport values (literal, new, variable),
 //	          http.DefaultClient, http.DefaultTransport,
 //	          http.Get, http.Post, http.Head, http.PostForm                  internal/safehttp

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -187,19 +186,11 @@ func (s *Server) readStatus(ctx context.Context, key wfKey) (*wfStatus, error) {
 	return &wfStatus{nodes: nodes}, nil
 }
 
-// nodesLimit bounds the decompressed node status. A status Argo can store
-// lives in an object etcd caps at 1.5 MiB, so its compressedNodes (base64
-// of gzip) is under 1.5 MiB; deployctl's node JSON decompresses 12.4-12.9
-// times that base64 (the 750- and 1,000-app Workflows of issue 24: about
-// 6.7 KB of node JSON per app, 0.52 KB compressed), so a status etcd
-// stores is under about 20 MiB of JSON. 64 MiB leaves room for node JSON
-// that compresses three times better than ours, and caps plugin mode at
-// about 10,000 apps: far past the about 3,000 whose compressed nodes fit
-// in etcd at all (Argo's 1 MiB MAX_WORKFLOW_SIZE binds long before). The
-// nodes are decoded as a stream, one at a time, so the limit costs no
-// memory, only the time to gunzip that much (a gzip bomb stops there).
-// It was 8 MiB, read whole: about 1,300 apps.
-const nodesLimit = 64 << 20
+// nodesLimit bounds the decompressed node status (readlimit.NodeStatus
+// says why 64 MiB). The nodes are decoded as a stream, one at a time, so
+// the limit costs no memory, only the time to gunzip that much. It was
+// 8 MiB, read whole: about 1,300 apps.
+const nodesLimit = readlimit.NodeStatus
 
 // statusNodes are the workflow's nodes, compressed or not (Argo compresses
 // them when the workflow grows large), as far as a lookup compares them:
@@ -216,11 +207,11 @@ func statusNodesLimit(obj *wfObject, limit int64) (map[string]*wfNode, error) {
 		return nil, errors.New("its node status is offloaded to Argo's database, which the plugin cannot read; use stepMode pod for workflows this large")
 	}
 	if st.CompressedNodes != "" {
-		zr, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(st.CompressedNodes)))
+		zr, err := readlimit.Gunzip(base64.NewDecoder(base64.StdEncoding, strings.NewReader(st.CompressedNodes)), "status.compressedNodes", limit)
 		if err != nil {
-			return nil, fmt.Errorf("status.compressedNodes: %v", err)
+			return nil, err
 		}
-		nodes, err := decodeNodes(readlimit.NewReader(zr, "status.compressedNodes", limit))
+		nodes, err := decodeNodes(zr)
 		if readlimit.IsTooLarge(err) {
 			return nil, err // "status.compressedNodes: larger than the … limit"
 		}

@@ -2,11 +2,14 @@
 package readlimit
 
 import (
+	"compress/gzip"
 	"io"
 	"os"
 )
 
 func All(r io.Reader) ([]byte, error) { return io.ReadAll(io.LimitReader(r, 10)) }
+
+func Gunzip(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }
 
 func File(name string) ([]byte, error) { return os.ReadFile(name) }
 

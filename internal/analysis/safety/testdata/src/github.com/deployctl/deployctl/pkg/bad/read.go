@@ -2,6 +2,7 @@ package bad
 
 import (
 	"bytes"
+	"compress/gzip"
 	stdio "io"
 	"io/ioutil"
 	"os"
@@ -14,7 +15,8 @@ func reads(r stdio.Reader) {
 	_, _ = ioutil.ReadFile("x") // want `ioutil.ReadFile reads without a bound`
 	readAll := stdio.ReadAll    // want `io.ReadAll reads without a bound`
 	_, _ = readAll(r)
-	_, _ = use(os.ReadFile) // want `os.ReadFile reads without a bound`
+	_, _ = use(os.ReadFile)  // want `os.ReadFile reads without a bound`
+	_, _ = gzip.NewReader(r) // want `gzip.NewReader reads without a bound`
 
 	// Not the pattern: bounded or not a read of everything.
 	_, _ = stdio.ReadFull(r, make([]byte, 8))
