@@ -13,7 +13,7 @@ func TestRun(t *testing.T) {
 		stdout   string
 		stderr   string
 	}{
-		{[]string{"./pkg/a", "./pkg/clean"}, 1, `pkg/a/a.go:8:49: io.ReadAll reads without a bound: use internal/readlimit (bounded, refuses non-regular files)
+		{[]string{"./pkg/a", "./pkg/clean"}, 1, `pkg/a/a.go:8:49: io.ReadAll reads without a bound: use internal/readlimit (bounded, refuses non-regular files; Gunzip decompresses bounded)
 pkg/a/a.go:14:42: msg[:300] clips a message by hand (a cut made before masking leaks a credential's prefix): use internal/redact's Clip (masks, then cuts on a rune boundary)
 allowed: pkg/a/a.go:11:9: remove: dir is a temporary folder Clean's caller made
 safetycheck: 2 finding(s): use the sanctioned package named, or keep the line with //safety:allow <pattern> <reason>
