@@ -284,7 +284,7 @@ func scaleSubmit(h *harness, dir, template, want string, params ...string) (*wor
 	if err != nil {
 		return nil, err
 	}
-	w, err := h.waitWorkflow(strings.TrimPrefix(strings.TrimSpace(out), "workflow.argoproj.io/"), 60*time.Minute)
+	w, err := h.waitWorkflow(strings.TrimPrefix(strings.TrimSpace(out), "workflow.argoproj.io/"), 120*time.Minute)
 	if err != nil {
 		return w, err
 	}
