@@ -24,8 +24,10 @@ func shopPlugin(t *testing.T) *Output {
 
 // pluginBody is a plugin template's `plugin.deployctl`.
 type pluginBody struct {
-	Args []string        `json:"args"`
-	Env  []corev1.EnvVar `json:"env"`
+	Args    []string        `json:"args"`
+	Env     []corev1.EnvVar `json:"env"`
+	Node    string          `json:"node"`
+	Attempt string          `json:"attempt"`
 }
 
 func bodyOf(t *testing.T, tmpl wfv1.Template) pluginBody {
@@ -50,7 +52,8 @@ func bodyOf(t *testing.T, tmpl wfv1.Template) pluginBody {
 }
 
 // Each plugin template is its pod template's command line and environment
-// (minus RESULT_FILE) for the plugin, the same name, inputs and retry
+// (minus RESULT_FILE) for the plugin, naming its node and attempt, the
+// same name, inputs and retry
 // limits and backoff, retried on Error (the plugin's transient phase), and
 // none of the pod fields Argo ignores for a plugin.
 func TestPluginTemplatesAreThePodCommands(t *testing.T) {
@@ -87,6 +90,9 @@ func TestPluginTemplatesAreThePodCommands(t *testing.T) {
 			}
 			if !reflect.DeepEqual(b.Env, env) {
 				t.Errorf("%s: env %v, want the container's minus RESULT_FILE %v", where, b.Env, env)
+			}
+			if b.Node != "{{node.name}}" || b.Attempt != "{{retries}}" {
+				t.Errorf("%s: node %q, attempt %q: want Argo's node name and attempt to fill", where, b.Node, b.Attempt)
 			}
 			if gt.Container != nil || gt.Volumes != nil || gt.SecurityContext != nil || gt.ActiveDeadlineSeconds != nil {
 				t.Errorf("%s: pod fields on a plugin template", where)

@@ -17,8 +17,6 @@ import (
 
 const agentToken = "agent-token"
 
-const retryStarted = "2026-11-24T04:00:00Z"
-
 // agent is one agent pod's plugin: a server of its own, as after a restart.
 type agent struct {
 	s    *plugin.Server
@@ -37,17 +35,11 @@ func newAgent(t testing.TB, k *pt.Kube) *agent {
 	return a
 }
 
-// webNode puts node id (a child of Retry parent wf-r started at started)
-// into the workflow, running the sync-and-wait of web-app.
-func webNode(k *pt.Kube, id, started string, children ...string) {
-	k.SetNode(pt.Node{ID: "wf-r", Type: "Retry", Phase: "Running", StartedAt: started, Children: append(children, id)})
-	k.SetNode(pt.Node{ID: id, Type: "Plugin", TemplateName: "sync-and-wait", Phase: "Pending", StartedAt: started,
-		Inputs: &pt.Inputs{Parameters: []pt.Param{{Name: "app", Value: "web-app"}}}})
-}
-
-func webBody(t testing.TB, k *pt.Kube, f *step.FakeArgo) []byte {
-	return k.Body(pt.Template("sync-and-wait", []pt.Param{{Name: "app", Value: "web-app"}},
-		[]string{"sync-and-wait", "--app", "web-app", "--sync-timeout", "3s", "--health-timeout", "3s"}, f.StepEnv(t)))
+// webBody is the agent's call for attempt n of node wf.web-app, running
+// the sync-and-wait of web-app.
+func webBody(t testing.TB, k *pt.Kube, f *step.FakeArgo, n string) []byte {
+	return k.Body(pt.AtNode(pt.Template("sync-and-wait", []pt.Param{{Name: "app", Value: "web-app"}},
+		[]string{"sync-and-wait", "--app", "web-app", "--sync-timeout", "3s", "--health-timeout", "3s"}, f.StepEnv(t)), "wf.web-app", n))
 }
 
 // until calls as the agent does until cond holds for the reply.
@@ -69,15 +61,15 @@ func until(t *testing.T, a *agent, body []byte, what string, cond func(pt.Reply)
 
 func finished(r pt.Reply) bool { return r.Node.Phase != "Running" }
 
-// (a) The agent restarts while the node waits: the new plugin finds the
-// node, derives the same sync id, adopts the running operation. One sync
+// (a) The agent restarts while the node waits: the new plugin derives the
+// same sync id from the node and the workflow's start, adopts the running
+// operation. One sync
 // request in all; Succeeded only after fresh health.
 func TestPluginRestartAdopts(t *testing.T) {
 	t.Parallel()
 	f := step.NewFakeArgoFor(t, 600*time.Millisecond, false, 0)
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	webNode(k, "wf-1", retryStarted)
-	body := webBody(t, k, f)
+	body := webBody(t, k, f, "0")
 	first := newAgent(t, k)
 	until(t, first, body, "the operation runs", func(pt.Reply) bool { return f.OurOpRunning() })
 	first.stop() // SIGTERM: the agent pod is gone
@@ -93,10 +85,9 @@ func TestPluginRestartAdopts(t *testing.T) {
 		t.Errorf("message %q, result %s", rep.Node.Message, rep.Result())
 	}
 
-	// (b) A workflow retry resets the Retry parent's startedAt: the same
-	// template, a new agent, a new sync.
-	k.SetPhase("wf-1", "Failed")
-	webNode(k, "wf-2", "2026-11-24T05:00:00Z")
+	// (b) A workflow retry sets a new status.startedAt and makes the node
+	// anew: the same template (attempt 0), a new agent, a new sync.
+	k.SetStartedAt("2026-11-24T05:00:00Z")
 	third := newAgent(t, k)
 	if rep := until(t, third, body, "finished", finished); rep.Node.Phase != "Succeeded" {
 		t.Fatalf("after the workflow retry: %+v", rep.Node)
@@ -107,23 +98,21 @@ func TestPluginRestartAdopts(t *testing.T) {
 }
 
 // (c) The step fails transiently while its operation runs on: Error, and
-// the node-level retry (a new child of the same Retry parent) adopts the
-// running operation instead of syncing again.
+// the node-level retry (the node's next attempt) adopts the running
+// operation instead of syncing again.
 func TestPluginNodeRetryAdoptsRunningOperation(t *testing.T) {
 	t.Parallel()
 	f := step.NewFakeArgoFor(t, 100*time.Millisecond, false, 0)
 	f.HoldOurOpAndRevokeToken()
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	webNode(k, "wf-1", retryStarted)
-	body := webBody(t, k, f)
 	a := newAgent(t, k)
+	body := webBody(t, k, f, "0")
 	rep := until(t, a, body, "finished", finished)
 	if rep.Node.Phase != "Error" || !strings.Contains(rep.Node.Message, "kept rejecting the token") || !f.OurOpRunning() {
 		t.Fatalf("first attempt %+v (operation running %v), want Error while the operation runs", rep.Node, f.OurOpRunning())
 	}
 	f.RestoreToken()
-	k.SetPhase("wf-1", "Error")
-	webNode(k, "wf-2", retryStarted, "wf-1")
+	body = webBody(t, k, f, "1")
 	rep = until(t, a, body, "the retry follows the operation", func(r pt.Reply) bool {
 		return r.Node.Phase == "Running" && strings.Contains(r.Node.Message, "following it instead of syncing again")
 	})
@@ -139,8 +128,7 @@ func TestPluginDegradedFails(t *testing.T) {
 	t.Parallel()
 	f := step.NewFakeArgoFor(t, 0, true, 0)
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	webNode(k, "wf-1", retryStarted)
-	rep := until(t, newAgent(t, k), webBody(t, k, f), "finished", finished)
+	rep := until(t, newAgent(t, k), webBody(t, k, f, "0"), "finished", finished)
 	if rep.Node.Phase != "Failed" || !strings.Contains(rep.Node.Message, "Deployment.apps ns/web (Degraded: web is Degraded)") ||
 		!strings.Contains(rep.Result(), `"exitCode": 1`) {
 		t.Errorf("%+v\nresult %s", rep.Node, rep.Result())

@@ -41,7 +41,23 @@ type Input struct {
 type Call struct {
 	Args []string `json:"args"`
 	Env  []EnvVar `json:"env"`
+	// Node and Attempt name the workflow node, for the plugin only (the
+	// agent sends no node ID): Argo fills them per node (NodeVar,
+	// AttemptVar), so the plugin derives its sync id without reading the
+	// node status, which Argo may have offloaded to its database.
+	Node    string `json:"node,omitempty"`
+	Attempt string `json:"attempt,omitempty"`
 }
+
+// NodeVar is Argo's name of the node a template runs for; in a template
+// with a retryStrategy, its Retry parent's (the same for every attempt):
+// executeTemplate sets node.name before it makes the attempt's node.
+// AttemptVar is the attempt's number, 0 first (retryStrategy templates
+// only, as every step template is).
+const (
+	NodeVar    = "{{node.name}}"
+	AttemptVar = "{{retries}}"
+)
 
 // EnvVar is one environment variable of a Call.
 type EnvVar struct {
@@ -54,7 +70,8 @@ type EnvVar struct {
 const PluginName = "deployctl"
 
 // Plugin is the call as the executor plugin gets it: the same, without
-// the result file (the result travels in the plugin's reply).
+// the result file (the result travels in the plugin's reply), naming its
+// node and attempt.
 func (c Call) Plugin() Call {
 	env := make([]EnvVar, 0, len(c.Env))
 	for _, e := range c.Env {
@@ -62,7 +79,7 @@ func (c Call) Plugin() Call {
 			env = append(env, e)
 		}
 	}
-	return Call{Args: c.Args, Env: env}
+	return Call{Args: c.Args, Env: env, Node: NodeVar, Attempt: AttemptVar}
 }
 
 // TemplateOf renders a command's rules as its template. Only c's type

@@ -26,7 +26,6 @@ import (
 // than a bound; the sidecar does not grow with it.
 func TestHostileFilesRefused(t *testing.T) {
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	k.SetNode(pluginNode("wf-1", "web", "Running"))
 	s, _ := newTestServer(t, Config{Exec: step.Exec, KubeURL: k.URL, KubeTokenFile: k.TokenFile})
 	tok := t.TempDir() + "/token"
 	if err := os.WriteFile(tok, []byte("tok-0123456789\n"), 0o600); err != nil {
@@ -87,7 +86,6 @@ func (w *syncBuffer) String() string {
 // Helm values and passwords, is one of them.
 func TestLogCarriesNoPayload(t *testing.T) {
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	k.SetNode(pluginNode("wf-1", "web", "Running"))
 	log := &syncBuffer{}
 	s, fe := newTestServer(t, Config{KubeURL: k.URL, KubeTokenFile: k.TokenFile, Log: log})
 	manifest := base64.StdEncoding.EncodeToString([]byte(`{"kind":"Application","spec":{"source":{"helm":{"values":"password: hunter2-s3cret"}}}}`))

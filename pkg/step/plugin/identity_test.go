@@ -15,20 +15,21 @@ import (
 	pt "github.com/deployctl/deployctl/pkg/step/plugin/plugintest"
 )
 
-const startedAt = "2026-11-24T04:00:00Z"
+const startedAt = pt.StartedAt
 
+// syncTemplate is sync-and-wait of app as Argo sends it for node
+// "wf.deploy.APP", attempt 0.
 func syncTemplate(app string) map[string]any {
-	return pt.Template("sync-and-wait", []pt.Param{{Name: "app", Value: app}},
-		[]string{"sync-and-wait", "--app", app}, connEnv)
+	return attempt(app, "0")
 }
 
-func pluginNode(id, app, phase string) pt.Node {
-	return pt.Node{ID: id, Name: "deploy." + app, Type: "Plugin", TemplateRef: map[string]string{"name": "deployctl-step", "template": "sync-and-wait"},
-		Phase: phase, StartedAt: startedAt, Inputs: &pt.Inputs{Parameters: []pt.Param{{Name: "app", Value: app}}}}
+func attempt(app, n string) map[string]any {
+	return pt.AtNode(pt.Template("sync-and-wait", []pt.Param{{Name: "app", Value: app}},
+		[]string{"sync-and-wait", "--app", app}, connEnv), "wf.deploy."+app, n)
 }
 
-func wantID(uid, anchor, at string) string {
-	sum := sha256.Sum256([]byte(uid + "/" + anchor + "/" + at))
+func wantID(uid, node, at string) string {
+	sum := sha256.Sum256([]byte(uid + "/" + node + "/" + at))
 	return hex.EncodeToString(sum[:])[:16]
 }
 
@@ -62,46 +63,53 @@ func finishAndAnswer(t *testing.T, s *Server, fe *fakeExec, body []byte, code in
 	return rep
 }
 
-// The sync id comes from the node's Retry parent: a node-level retry (a
-// new child, after the plugin answered Error) gets the same id and so
-// adopts the operation; the parent's new startedAt after a workflow retry
-// gives a new one.
-func TestSyncIDFromRetryParent(t *testing.T) {
+// The sync id comes from the node's name (its Retry parent's: the same for
+// every attempt) and the workflow's start: a node-level retry (the next
+// attempt, after the plugin answered Error) gets the same id and so
+// adopts the operation; another node gets another; the new start of a
+// workflow retry gives a new one, in this plugin or the next agent's.
+func TestSyncIDFromNodeAndStart(t *testing.T) {
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	k.SetNode(pt.Node{ID: "wf-r", Type: "Retry", Phase: "Running", StartedAt: startedAt, Children: []string{"wf-1"}})
-	k.SetNode(pluginNode("wf-1", "web", "Running"))
-	k.SetNode(pluginNode("wf-other", "db", "Running"))
 	s, fe := kubeServer(t, k)
 	body := k.Body(syncTemplate("web"))
 	first := runUntilExec(t, s, fe, body, 1)
-	if first != wantID("uid-1", "wf-r", startedAt) {
-		t.Fatalf("sync id %q, want the Retry parent's", first)
+	if first != wantID("uid-1", "wf.deploy.web", startedAt) {
+		t.Fatalf("sync id %q, want the node's", first)
 	}
 	if rep := finishAndAnswer(t, s, fe, body, exitcode.Transient); rep.Node.Phase != phaseError {
 		t.Fatalf("phase %s", rep.Node.Phase)
 	}
-	// Node-level retry: the failed child is Error, a new one runs.
-	k.SetPhase("wf-1", "Error")
-	k.SetNode(pt.Node{ID: "wf-r", Type: "Retry", Phase: "Running", StartedAt: startedAt, Children: []string{"wf-1", "wf-2"}})
-	k.SetNode(pluginNode("wf-2", "web", "Pending"))
-	if second := runUntilExec(t, s, fe, body, 2); second != first {
+	// Node-level retry: attempt 1 of the same node.
+	if second := runUntilExec(t, s, fe, k.Body(attempt("web", "1")), 2); second != first {
 		t.Errorf("node-level retry got sync id %q, want %q (adopt)", second, first)
 	}
-	s.mu.Lock()
-	j := s.jobs["uid-1/"+mustKey(t, body)]
-	s.mu.Unlock()
-	if j.node != "wf-2" {
-		t.Errorf("the retry's job runs for node %q, want wf-2", j.node)
+	finishAndAnswer(t, s, fe, k.Body(attempt("web", "1")), exitcode.OK)
+	if other := runUntilExec(t, s, fe, k.Body(syncTemplate("db")), 3); other == first || other != wantID("uid-1", "wf.deploy.db", startedAt) {
+		t.Errorf("another node got sync id %q (web's %q)", other, first)
 	}
-	finishAndAnswer(t, s, fe, body, exitcode.OK)
-	// Workflow retry: the Retry parent is reset with a new startedAt (and
-	// a new agent, so a new server).
-	k.SetNode(pt.Node{ID: "wf-r", Type: "Retry", Phase: "Running", StartedAt: "2026-11-24T05:00:00Z", Children: []string{"wf-3"}})
-	k.SetNode(pluginNode("wf-3", "web", "Pending"))
-	k.SetPhase("wf-2", "Failed")
-	s2, fe2 := kubeServer(t, k)
-	if third := runUntilExec(t, s2, fe2, body, 1); third == first || third != wantID("uid-1", "wf-r", "2026-11-24T05:00:00Z") {
+	finishAndAnswer(t, s, fe, k.Body(syncTemplate("db")), exitcode.OK)
+	// Workflow retry: Argo sets a new startedAt and makes the node anew,
+	// attempt 0 first: the same template as the first call's.
+	const later = "2026-11-24T05:00:00Z"
+	k.SetStartedAt(later)
+	if third := runUntilExec(t, s, fe, body, 4); third != wantID("uid-1", "wf.deploy.web", later) {
 		t.Errorf("after a workflow retry the sync id is %q (before %q): it must be new", third, first)
+	}
+	s2, fe2 := kubeServer(t, k) // the next agent's plugin
+	if again := runUntilExec(t, s2, fe2, body, 1); again != wantID("uid-1", "wf.deploy.web", later) {
+		t.Errorf("a restarted plugin derived %q", again)
+	}
+}
+
+// The id needs nothing of the node status: compressed or offloaded to
+// Argo's database (past about 1,150 apps), the node gets the same id.
+func TestNodeStatusNotRead(t *testing.T) {
+	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	k.SetNode(pt.Node{ID: "wf-1", Name: "wf.deploy.web", Type: "Plugin", Phase: "Running"})
+	k.Offload()
+	s, fe := kubeServer(t, k)
+	if id := runUntilExec(t, s, fe, k.Body(syncTemplate("web")), 1); id != wantID("uid-1", "wf.deploy.web", startedAt) {
+		t.Errorf("offloaded: sync id %q", id)
 	}
 }
 
@@ -117,23 +125,24 @@ func mustKey(t *testing.T, body []byte) string {
 	return k
 }
 
-// A node without a Retry parent names the sync itself; one that appears in
-// the status only after the first call is found by the retried lookup.
-func TestNodeAppearsLate(t *testing.T) {
+// A workflow whose start is not persisted yet (the controller may hand the
+// agent a task first) is read again until it is.
+func TestStartAppearsLate(t *testing.T) {
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	k.SetStartedAt("")
 	s, fe := kubeServer(t, k)
 	body := k.Body(syncTemplate("web"))
 	pt.Call(t, s, agentToken, body)
-	time.Sleep(50 * time.Millisecond) // the controller persists the node a little later
-	k.SetNode(pluginNode("wf-1", "web", "Pending"))
-	if id := runUntilExec(t, s, fe, body, 1); id != wantID("uid-1", "wf-1", startedAt) {
+	time.Sleep(50 * time.Millisecond)
+	k.SetStartedAt(startedAt)
+	if id := runUntilExec(t, s, fe, body, 1); id != wantID("uid-1", "wf.deploy.web", startedAt) {
 		t.Errorf("sync id %q", id)
 	}
 }
 
-// A node not yet in the status is looked up again after 0.5 s, the wait
-// doubling to 4 s (each try reads the whole Workflow, which at 1,000 apps
-// is about 1 MB), for 30 s (issue 24).
+// A workflow without its start yet, or an API fault, is read again after
+// 0.5 s, the wait doubling to 4 s (each try reads the whole Workflow,
+// which at 1,000 apps is about 1 MB), for 30 s (issue 24).
 func TestLookupBacksOff(t *testing.T) {
 	var got []time.Duration
 	wait, total := 500*time.Millisecond, time.Duration(0)
@@ -170,9 +179,7 @@ func TestLookupFailures(t *testing.T) {
 			"rejected the token of the plugin's ServiceAccount deployctl-executor-plugin"},
 		{"workflow gone", func(k *pt.Kube) { k.FailWith(http.StatusNotFound) }, phaseFailed, "the workflow is gone"},
 		{"API down", func(k *pt.Kube) { k.FailWith(http.StatusServiceUnavailable) }, phaseError, "HTTP 503"},
-		{"no such node", func(k *pt.Kube) { k.SetNode(pluginNode("wf-1", "other", "Running")) }, phaseError,
-			`no unfinished Plugin node of template "sync-and-wait" with these inputs`},
-		{"node finished", func(k *pt.Kube) { k.SetNode(pluginNode("wf-1", "web", "Succeeded")) }, phaseError, "no unfinished Plugin node"},
+		{"never started", func(k *pt.Kube) { k.SetStartedAt("") }, phaseError, "workflow ns/wf has no status.startedAt yet"},
 		{"replaced", func(k *pt.Kube) { k.UID = "uid-2" }, phaseFailed, "has uid uid-2, not uid-1: it was replaced"},
 	}
 	for _, c := range cases {
@@ -190,32 +197,17 @@ func TestLookupFailures(t *testing.T) {
 				t.Errorf("%+v, want %s mentioning %q", rep.Node, c.phase, c.want)
 			}
 			if len(fe.calls) != 0 {
-				t.Errorf("the step ran without its node")
+				t.Errorf("the step ran without its sync id")
 			}
 		})
 	}
 }
 
-// Argo compresses the nodes of a large workflow; offloaded ones are out of
-// reach and said so.
-func TestCompressedAndOffloadedNodes(t *testing.T) {
-	obj := compressed(t, map[string]pt.Node{"wf-1": pluginNode("wf-1", "web", "Running")})
-	got, err := statusNodes(obj)
-	if err != nil || got["wf-1"] == nil || got["wf-1"].ID != "wf-1" {
-		t.Fatalf("compressed nodes: %v %v", got, err)
-	}
-	obj.Status.OffloadNodeStatusVersion = "fnv:123"
-	if _, err := statusNodes(obj); err == nil || !strings.Contains(err.Error(), "offloaded") {
-		t.Errorf("offloaded: %v", err)
-	}
-}
-
 // The agent's container restarts after the final answer, before the
-// controller took it: the node, still Running in the status, is asked for
-// again and gets the same answer; the step does not run again.
+// controller took it: the node's attempt is asked for again and gets the
+// same answer; the step does not run again.
 func TestSameNodeAskedAgain(t *testing.T) {
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	k.SetNode(pluginNode("wf-1", "web", "Running"))
 	s, fe := kubeServer(t, k)
 	body := k.Body(syncTemplate("web"))
 	runUntilExec(t, s, fe, body, 1)
@@ -233,4 +225,37 @@ func TestSameNodeAskedAgain(t *testing.T) {
 	if len(fe.calls) != 1 {
 		t.Errorf("the step ran %d times for one node", len(fe.calls))
 	}
+}
+
+// A sync-and-wait template must name its node, as Argo fills it: one of
+// an older deployctl (no node) or one Argo did not fill fails the node
+// (exit 3) before anything runs. validate and teardown need none.
+func TestTemplateNamesItsNode(t *testing.T) {
+	k := pt.NewKube(t, "ns", "wf", "uid-1")
+	s, fe := kubeServer(t, k)
+	tmpl := func(node, n string) []byte {
+		return k.Body(pt.AtNode(pt.Template("sync-and-wait", nil, []string{"sync-and-wait", "--app", "web"}, connEnv), node, n))
+	}
+	for _, c := range []struct {
+		body []byte
+		want string
+	}{
+		{tmpl("", "0"), `plugin.deployctl.node is empty`},
+		{tmpl("{{node.name}}", "0"), `plugin.deployctl.node is "{{node.name}}", not filled by Argo`},
+		{tmpl("wf.deploy.web", "{{retries}}"), `plugin.deployctl.attempt is "{{retries}}", not filled by Argo`},
+	} {
+		_, rep := pt.Call(t, s, agentToken, c.body)
+		if rep.Node == nil || rep.Node.Phase != phaseFailed || !strings.Contains(rep.Node.Message, c.want) || !strings.Contains(rep.Result(), `"exitCode": 3`) {
+			t.Errorf("%+v, want Failed (exit 3) mentioning %q", rep.Node, c.want)
+		}
+	}
+	v := pt.AtNode(pt.Template("validate", nil, []string{"validate", "--app", "web"}, connEnv), "", "")
+	if _, rep := pt.Call(t, s, agentToken, k.Body(v)); rep.Node == nil || rep.Node.Phase != phaseRunning {
+		t.Errorf("validate without a node: %+v", rep.Node)
+	}
+	eventually(t, "validate runs", func() bool {
+		fe.mu.Lock()
+		defer fe.mu.Unlock()
+		return len(fe.calls) == 1
+	})
 }

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -35,14 +34,14 @@ type job struct {
 	tmpl    *template
 	call    *call
 	command string
-	exclude string        // the node of the finished job this one replaced
-	prev    *step.Outcome // that job's outcome
+	prev    *step.Outcome // the outcome of the answered job this one replaced
+	prevID  string        // that job's sync id ("" for commands without one)
 	size    int64         // bytes of the request, counted against the table's budget
 	label   string        // names the node in log lines: never an argument's or variable's value
 	kept    int64         // bytes of the finished outcome, counted against the finished budget
 
 	mu       sync.Mutex
-	node     string // the workflow node, once identified
+	syncID   string // sync-and-wait's, once derived
 	progress string // the latest log line
 	done     bool
 	answered bool // the final reply was sent
@@ -85,20 +84,23 @@ func final(out step.Outcome) reply {
 		Outputs: &outputs{Parameters: []outParam{{Name: stepcontract.OutputResult, Value: string(out.Result)}}}}}
 }
 
-// start registers a job for key, or answers the one there. A call for a
-// job whose final reply was sent is another node with the same template:
-// the agent never calls again for a node it got a final answer for (it
-// keeps such nodes in its consideredTasks), so this is a node-level retry's
-// new attempt, and it gets a job of its own. (Should the agent's container
-// have restarted before the controller took the answer, the new job finds
-// only the old node in the status and answers the same: errSameNode.)
+// start registers a job for key, or answers the one there. A template
+// names its node and attempt (identity.go), and the agent never calls
+// again for a node it got a final answer for (it keeps such nodes in its
+// consideredTasks). So a call for a job whose final reply was sent is
+// either the agent's container restarted before the controller took the
+// answer, or the node again after a workflow retry (which makes its nodes
+// anew, attempt 0 first). It gets a job of its own, which for
+// sync-and-wait tells the two apart by the sync id: the same id gets the
+// same answer, without running the step again; a new one runs it.
+// validate and teardown run again (both are idempotent).
 func (s *Server) start(wf workflowRef, t *template, c *call, command, label, key string, size int64) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exclude, prev := "", (*step.Outcome)(nil)
+	prevID, prev := "", (*step.Outcome)(nil)
 	if j := s.jobs[key]; j != nil {
 		j.mu.Lock()
-		answered, node, out := j.answered, j.node, j.out
+		answered, id, out := j.answered, j.syncID, j.out
 		j.mu.Unlock()
 		if !answered {
 			return j.reply(s.requeue)
@@ -106,7 +108,7 @@ func (s *Server) start(wf workflowRef, t *template, c *call, command, label, key
 		if s.draining.Load() {
 			return j.reply(s.requeue) // the same final answer again
 		}
-		exclude, prev = node, &out
+		prevID, prev = id, &out
 		s.drop(j)
 	}
 	if s.draining.Load() {
@@ -118,7 +120,7 @@ func (s *Server) start(wf workflowRef, t *template, c *call, command, label, key
 			"the plugin already runs %d nodes (%d KiB of templates), its limit (%d nodes, %d KiB); try again later",
 			s.running, s.runningBytes>>10, s.cfg.MaxJobs, s.cfg.MaxBytes>>10)))
 	}
-	j := &job{key: key, wf: wf, tmpl: t, call: c, command: command, label: label, exclude: exclude, prev: prev, size: size, progress: "started"}
+	j := &job{key: key, wf: wf, tmpl: t, call: c, command: command, label: label, prev: prev, prevID: prevID, size: size, progress: "started"}
 	s.jobs[key] = j
 	s.running++
 	s.runningBytes += size
@@ -186,11 +188,11 @@ func (s *Server) run(j *job) {
 	log := &lastLine{j: j, to: s.cfg.Log, prefix: j.label + ": "}
 	if j.command == cmdline.CmdSyncAndWait {
 		j.setProgress("identifying the workflow node")
-		id, err := s.identify(s.ctx, j.wf, j.tmpl, j.exclude)
-		if errors.Is(err, errSameNode) && j.prev != nil {
-			fmt.Fprintf(log, "node %s asked again after its final answer (the agent restarted?); the same answer\n", id.node)
+		id, err := s.identify(s.ctx, j.wf, c.Node)
+		if err == nil && j.prev != nil && id.syncID == j.prevID {
+			fmt.Fprintf(log, "node %s attempt %s asked again after its final answer (the agent restarted?); the same answer\n", plainName(id.node), plainName(c.Attempt))
 			j.mu.Lock()
-			j.node = id.node
+			j.syncID = id.syncID
 			j.mu.Unlock()
 			s.finish(j, *j.prev)
 			return
@@ -200,10 +202,10 @@ func (s *Server) run(j *job) {
 			return
 		}
 		j.mu.Lock()
-		j.node = id.node
+		j.syncID = id.syncID
 		j.mu.Unlock()
 		env[syncIDEnv] = id.syncID
-		fmt.Fprintf(log, "node %s, sync id %s (from node %s)\n", id.node, id.syncID, id.anchor)
+		fmt.Fprintf(log, "node %s attempt %s, sync id %s\n", plainName(id.node), plainName(c.Attempt), id.syncID)
 	}
 	s.finish(j, s.cfg.Exec(s.ctx, c.Args, env.lookup, log))
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/deployctl/deployctl/pkg/stepcontract"
@@ -34,22 +33,14 @@ type workflowRef struct {
 
 // template is what the plugin reads of the resolved template.
 type template struct {
-	Name   string `json:"name"`
-	Inputs struct {
-		Parameters []parameter `json:"parameters"`
-	} `json:"inputs"`
+	Name   string                     `json:"name"`
 	Plugin map[string]json.RawMessage `json:"plugin"`
 	raw    json.RawMessage            // as the agent sent it, for the job key
 }
 
-type parameter struct {
-	Name  string  `json:"name"`
-	Value *string `json:"value"`
-}
-
 // call is the template's plugin.deployctl: the step contract's Call, the
 // pod container's args and env with RESULT_FILE left out (the result
-// travels in the reply).
+// travels in the reply), and the node and attempt Argo filled.
 type call stepcontract.Call
 
 // syncIDFlag and syncIDEnv are sync-and-wait's sync id, the plugin's to
@@ -105,7 +96,7 @@ func parseRequest(body []byte) (workflowRef, *template, *call, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return wf, &t, nil, fmt.Errorf("template %q: plugin.%s: %v (want args and env)", t.Name, pluginName, err)
+		return wf, &t, nil, fmt.Errorf("template %q: plugin.%s: %v (want args, env, node and attempt)", t.Name, pluginName, err)
 	}
 	if len(c.Args) == 0 {
 		return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.args is empty: it is deploystep's command line", t.Name, pluginName)
@@ -115,6 +106,13 @@ func parseRequest(body []byte) (workflowRef, *template, *call, error) {
 		// --sync-id= would replace the derived one with a random id.
 		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == syncIDFlag {
 			return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.args: --sync-id is the plugin's to derive from the workflow node, not the template's", t.Name, pluginName)
+		}
+	}
+	// Argo fills node and attempt in every node's template; a template
+	// Argo did not fill names no node.
+	for _, f := range []struct{ name, v string }{{"node", c.Node}, {"attempt", c.Attempt}} {
+		if strings.Contains(f.v, "{{") {
+			return wf, &t, nil, fmt.Errorf("template %q: plugin.%s.%s is %s, not filled by Argo", t.Name, pluginName, f.name, plainName(f.v))
 		}
 	}
 	seen := map[string]bool{}
@@ -148,23 +146,4 @@ func templateKey(raw json.RawMessage) (string, error) {
 	}
 	sum := sha256.Sum256(canon)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-// inputs is the template's input parameters as sorted name NUL value pairs,
-// the form the node lookup compares (identity.go).
-func (t *template) inputs() []string {
-	return paramPairs(t.Inputs.Parameters)
-}
-
-func paramPairs(ps []parameter) []string {
-	out := make([]string, 0, len(ps))
-	for _, p := range ps {
-		v := ""
-		if p.Value != nil {
-			v = *p.Value
-		}
-		out = append(out, p.Name+"\x00"+v)
-	}
-	sort.Strings(out)
-	return out
 }

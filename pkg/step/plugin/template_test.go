@@ -10,7 +10,7 @@ import (
 // The request decoding, whatever the body: never a panic, and what it
 // accepts is what the rest of the plugin relies on — a named workflow,
 // a command line, variables named once, no sync id of the template's, a
-// template whose key can be computed. (make fuzz: FuzzParseRequest)
+// node Argo filled, a template whose key can be computed. (make fuzz: FuzzParseRequest)
 func FuzzParseRequest(f *testing.F) {
 	k := pt.NewKube(f, "ns", "wf", "uid-1")
 	f.Add(k.Body(validateTemplate("web")))
@@ -19,6 +19,7 @@ func FuzzParseRequest(f *testing.F) {
 	f.Add(k.Body(pt.Template("t", nil, []string{"validate", "--app", "a"}, map[string]string{"SYNC_ID": "x"})))
 	f.Add([]byte(`{"workflow":{"metadata":{"uid":"u","name":"n","namespace":"s"}},"template":{"plugin":{"deployctl":{"args":["teardown"],"env":[{"name":"A"},{"name":"A"}]}}}}`))
 	f.Add([]byte(`{"template":{"plugin":{"deployctl":null}}}`))
+	f.Add(k.Body(pt.AtNode(syncTemplate("web"), "{{node.name}}", "{{retries}}")))
 	f.Add([]byte(`{"workflow":{"metadata":{"uid":"u","name":"n","namespace":"s"}},"template":{"name":"t","inputs":{"parameters":[{"name":"p"}]},"plugin":{"deployctl":{"args":["-sync-id","x"]}}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		wf, tmpl, c, err := parseRequest(body)
@@ -46,6 +47,8 @@ func FuzzParseRequest(f *testing.F) {
 		if _, err := templateKey(tmpl.raw); err != nil {
 			t.Fatalf("accepted a template without a key: %v", err)
 		}
-		_ = tmpl.inputs()
+		if strings.Contains(c.Node, "{{") || strings.Contains(c.Attempt, "{{") {
+			t.Fatalf("accepted a node Argo did not fill: %q %q", c.Node, c.Attempt)
+		}
 	})
 }

@@ -29,7 +29,7 @@ type wfKey struct{ namespace, name, uid string }
 
 // wfStatus is what one read of a Workflow gives the lookups sharing it.
 type wfStatus struct {
-	nodes map[string]*wfNode // statusNodes: shared, never modified after the read
+	startedAt string // status.startedAt: "" before the controller started the run
 }
 
 // wfReads shares the reads of Workflows between lookups.

@@ -24,7 +24,8 @@ import (
 // against a Workflow shaped like the 1,000-app one of make e2e-scale
 // (compressed node status, a Retry parent and a Plugin node per app, 800
 // of them finished with their results; the spec inline), run as deploystep
-// serve runs (its soft memory limit). It reports the peak of the heap's
+// serve runs (its soft memory limit). The lookups read only the
+// Workflow's uid and start; the nodes weigh on the body they decode. It reports the peak of the heap's
 // live objects above where it started, the Workflow GETs per level and the
 // Workflow's sizes, and the lookups that failed (each would be tried
 // again). One op is one level: make bench-plugin-lookups.
@@ -62,10 +63,10 @@ func BenchmarkLookups200Of1000(b *testing.B) {
 	k.SetNode(root)
 	k.SetSpec(map[string]any{"entrypoint": "deploy", "templates": []map[string]any{{"name": "deploy", "dag": map[string]any{"tasks": tasks}}}})
 	wfs := make([]workflowRef, level)
-	tps := make([]*template, level)
+	nodes := make([]string, level)
 	for i := range level {
 		app := fmt.Sprintf("a%04d", i)
-		wfs[i], tps[i] = lookupTemplate(b, k, pt.Template("sync-and-wait", benchParams(app, i), []string{"sync-and-wait", "--app", app}, connEnv))
+		wfs[i], nodes[i] = lookupNode(b, k, pt.AtNode(pt.Template("sync-and-wait", benchParams(app, i), []string{"sync-and-wait", "--app", app}, connEnv), "wf."+app, "0"))
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(SoftMemoryLimit)) // as deploystep serve runs
 	ctx, cancel := context.WithCancel(context.Background())
@@ -75,7 +76,7 @@ func BenchmarkLookups200Of1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The Workflow's sizes, as the API serves it.
-	if _, err := s.lookup(ctx, wfs[0], tps[0], ""); err != nil {
+	if _, err := s.lookup(ctx, wfs[0], nodes[0]); err != nil {
 		b.Fatal(err)
 	}
 	wfBytes, compressedBytes, plainBytes := k.Sizes()
@@ -105,9 +106,9 @@ func BenchmarkLookups200Of1000(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				id, err := s.lookup(ctx, wfs[i], tps[i], "")
-				if err == nil && id.node != fmt.Sprintf("wf-%d", 2000000000+i) {
-					b.Errorf("lookup %d found node %s", i, id.node)
+				id, err := s.lookup(ctx, wfs[i], nodes[i])
+				if err == nil && id.syncID != wantID("uid-1", nodes[i], startedAt) {
+					b.Errorf("lookup %d: sync id %s", i, id.syncID)
 				}
 				if err != nil && failed.Add(1) == 1 {
 					firstErr.CompareAndSwap(nil, &err)
@@ -193,15 +194,15 @@ func benchResult(app string, i int) string {
 	return string(out)
 }
 
-// lookupTemplate is the template of app's sync-and-wait node, parsed as
-// the server parses a request.
-func lookupTemplate(t testing.TB, k *pt.Kube, tmpl map[string]any) (workflowRef, *template) {
+// lookupNode is the workflow and node a sync-and-wait template names,
+// parsed as the server parses a request.
+func lookupNode(t testing.TB, k *pt.Kube, tmpl map[string]any) (workflowRef, string) {
 	t.Helper()
-	wf, tp, _, err := parseRequest(k.Body(tmpl))
+	wf, _, c, err := parseRequest(k.Body(tmpl))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return wf, tp
+	return wf, c.Node
 }
 
 // peakRSS is the process's peak resident set (Linux), its fakes included.

@@ -1,29 +1,22 @@
 package plugin
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/deployctl/deployctl/internal/readlimit"
 	"github.com/deployctl/deployctl/pkg/exitcode"
 	pt "github.com/deployctl/deployctl/pkg/step/plugin/plugintest"
 )
 
 // heldServer is a server whose API holds every read until release (also
-// at the test's end), with one running node wf-a of app a.
+// at the test's end).
 func heldServer(t *testing.T) (*pt.Kube, *Server, func()) {
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	k.SetNode(pluginNode("wf-a", "a", "Running"))
 	s, _ := kubeServer(t, k)
 	release := k.Hold()
 	t.Cleanup(release)
@@ -43,11 +36,11 @@ func startLookups(t *testing.T, s *Server, k *pt.Kube, apps []string, joined fun
 	res := make([]lookupResult, len(apps))
 	var wg sync.WaitGroup
 	for i, app := range apps {
-		wf, tp := lookupTemplate(t, k, syncTemplate(app))
+		wf, node := lookupNode(t, k, syncTemplate(app))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i].id, res[i].err = s.lookup(context.Background(), wf, tp, "")
+			res[i].id, res[i].err = s.lookup(context.Background(), wf, node)
 		}()
 		eventually(t, fmt.Sprintf("lookup %d waits for a read", i+1), func() bool { return joined(i + 1) })
 	}
@@ -56,15 +49,12 @@ func startLookups(t *testing.T, s *Server, k *pt.Kube, apps []string, joined fun
 
 // Many lookups at once read the Workflow once per round, not once each:
 // the first starts a read; the 49 that begin while it runs share the
-// next one; every lookup still finds its own node.
+// next one; every lookup still gets its own node's id.
 func TestLookupsShareOneRead(t *testing.T) {
 	k := pt.NewKube(t, "ns", "wf", "uid-1")
-	k.Compress()
 	var apps []string
 	for i := range 50 {
-		app := fmt.Sprintf("a%02d", i)
-		apps = append(apps, app)
-		k.SetNode(pluginNode("wf-"+app, app, "Running"))
+		apps = append(apps, fmt.Sprintf("a%02d", i))
 	}
 	s, _ := kubeServer(t, k)
 	key := wfKey{"ns", "wf", "uid-1"}
@@ -78,7 +68,7 @@ func TestLookupsShareOneRead(t *testing.T) {
 	})
 	release()
 	for i, r := range wait() {
-		if r.err != nil || r.id.node != "wf-"+apps[i] || r.id.syncID != wantID("uid-1", "wf-"+apps[i], startedAt) {
+		if r.err != nil || r.id.node != "wf.deploy."+apps[i] || r.id.syncID != wantID("uid-1", "wf.deploy."+apps[i], startedAt) {
 			t.Errorf("lookup of %s: %+v %v", apps[i], r.id, r.err)
 		}
 	}
@@ -86,28 +76,28 @@ func TestLookupsShareOneRead(t *testing.T) {
 		t.Errorf("50 lookups in two rounds read the Workflow %d times, want 2", got)
 	}
 	// A read is not kept past its round: the next lookup reads again.
-	wf, tp := lookupTemplate(t, k, syncTemplate("a00"))
-	if _, err := s.lookup(context.Background(), wf, tp, ""); err != nil || k.Gets() != 3 {
+	wf, node := lookupNode(t, k, syncTemplate("a00"))
+	if _, err := s.lookup(context.Background(), wf, node); err != nil || k.Gets() != 3 {
 		t.Errorf("a later lookup: %v, %d reads, want 3", err, k.Gets())
 	}
 }
 
-// A lookup takes only a read that started after it began: a node
+// A lookup takes only a read that started after it began: a start
 // persisted while an earlier read is in flight (that read's answer
-// already taken without it) is found by the lookup that began after it,
-// at its first try.
+// already taken without it) is seen by the lookup that began after it,
+// at its first try; so is a workflow retry's new start.
 func TestSharedReadIsFresh(t *testing.T) {
 	k, s, release := heldServer(t)
-	k.Compress()
+	k.SetStartedAt("")
 	waitA := startLookups(t, s, k, []string{"a"}, func(int) bool { return k.Gets() == 1 })
-	k.SetNode(pluginNode("wf-b", "b", "Pending")) // after read 1 took its answer
+	k.SetStartedAt(startedAt) // after read 1 took its answer
 	waitB := startLookups(t, s, k, []string{"b"}, func(int) bool { return s.reads.pending(wfKey{"ns", "wf", "uid-1"}) == 1 })
 	release()
-	if r := waitA()[0]; r.err != nil || r.id.node != "wf-a" {
-		t.Errorf("lookup of a: %+v %v", r.id, r.err)
+	if r := waitA()[0]; exitcode.Of(r.err) != exitcode.Transient || !strings.Contains(fmt.Sprint(r.err), "no status.startedAt yet") {
+		t.Errorf("lookup of a, whose read came before the start: %+v %v", r.id, r.err)
 	}
-	if r := waitB()[0]; r.err != nil || r.id.node != "wf-b" {
-		t.Errorf("lookup of b, begun after wf-b was persisted, got %+v %v: served a read begun before it", r.id, r.err)
+	if r := waitB()[0]; r.err != nil || r.id.syncID != wantID("uid-1", "wf.deploy.b", startedAt) {
+		t.Errorf("lookup of b, begun after the start was persisted, got %+v %v: served a read begun before it", r.id, r.err)
 	}
 	if got := k.Gets(); got != 2 {
 		t.Errorf("%d reads, want 2", got)
@@ -135,14 +125,11 @@ func TestSharedReadErrorsKeepTheirClass(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			k := pt.NewKube(t, "ns", "wf", "uid-1")
 			apps := []string{"a", "b", "c", "d", "e"}
-			for _, app := range apps {
-				k.SetNode(pluginNode("wf-"+app, app, "Running"))
-			}
 			s, _ := kubeServer(t, k)
 			wfRefs := make([]workflowRef, len(apps)) // the uid before the setup
-			tps := make([]*template, len(apps))
+			nodes := make([]string, len(apps))
 			for i, app := range apps {
-				wfRefs[i], tps[i] = lookupTemplate(t, k, syncTemplate(app))
+				wfRefs[i], nodes[i] = lookupNode(t, k, syncTemplate(app))
 			}
 			c.setup(k)
 			release := k.Hold()
@@ -151,7 +138,7 @@ func TestSharedReadErrorsKeepTheirClass(t *testing.T) {
 			errs := make([]error, len(apps))
 			for i := range apps {
 				wg.Add(1)
-				go func() { defer wg.Done(); _, errs[i] = s.lookup(context.Background(), wfRefs[i], tps[i], "") }()
+				go func() { defer wg.Done(); _, errs[i] = s.lookup(context.Background(), wfRefs[i], nodes[i]) }()
 				if i == 0 {
 					eventually(t, "the first read held", func() bool { return k.Gets() == 1 })
 				} else {
@@ -176,101 +163,18 @@ func TestSharedReadErrorsKeepTheirClass(t *testing.T) {
 // leaves the read to the others.
 func TestLookupStopsWaiting(t *testing.T) {
 	k, s, release := heldServer(t)
-	wf, tp := lookupTemplate(t, k, syncTemplate("a"))
+	wf, node := lookupNode(t, k, syncTemplate("a"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { _, err := s.lookup(ctx, wf, tp, ""); done <- err }()
+	go func() { _, err := s.lookup(ctx, wf, node); done <- err }()
 	eventually(t, "the read held", func() bool { return k.Gets() == 1 })
 	cancel()
 	if err := <-done; exitcode.Of(err) != exitcode.Transient || !strings.Contains(err.Error(), "reading workflow ns/wf: context canceled") {
 		t.Errorf("stopped lookup: %v", err)
 	}
 	release()
-	if _, err := s.lookup(context.Background(), wf, tp, ""); err != nil {
+	if _, err := s.lookup(context.Background(), wf, node); err != nil {
 		t.Errorf("the next lookup: %v", err)
-	}
-}
-
-func compressed(t testing.TB, nodes any) *wfObject {
-	t.Helper()
-	plain, err := json.Marshal(nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var zipped bytes.Buffer
-	zw := gzip.NewWriter(&zipped)
-	zw.Write(plain)
-	zw.Close()
-	var obj wfObject
-	obj.Status.CompressedNodes = base64.StdEncoding.EncodeToString(zipped.Bytes())
-	return &obj
-}
-
-// A read keeps only what a lookup compares: the unfinished Plugin nodes
-// and the Retry parents among them (their children only those, their
-// inputs dropped). The decompressed status is bounded.
-func TestStatusNodesKeepsWhatLookupsNeed(t *testing.T) {
-	retry := pt.Node{ID: "wf-r", Type: "Retry", Phase: "Running", StartedAt: startedAt, Children: []string{"wf-1", "wf-2"},
-		Inputs: &pt.Inputs{Parameters: []pt.Param{{Name: "app", Value: "web"}}}}
-	nodes := map[string]pt.Node{
-		"wf":    {ID: "wf", Type: "DAG", Phase: "Running", Children: []string{"wf-r", "wf-x", "wf-done"}},
-		"wf-r":  retry,
-		"wf-1":  pluginNode("wf-1", "web", "Error"),
-		"wf-2":  pluginNode("wf-2", "web", "Running"),
-		"wf-3":  pluginNode("wf-3", "db", ""),
-		"wf-rd": {ID: "wf-rd", Type: "Retry", Phase: "Succeeded", Children: []string{"wf-d"}},
-		"wf-d":  pluginNode("wf-d", "cache", "Succeeded"),
-		"wf-x":  {ID: "wf-x", Type: "Skipped", Phase: "Omitted"},
-	}
-	for _, compress := range []bool{false, true} {
-		obj := compressed(t, nodes)
-		if !compress {
-			obj.Status.CompressedNodes = ""
-			obj.Status.Nodes, _ = json.Marshal(nodes)
-		}
-		got, err := statusNodes(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for id := range got {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		if fmt.Sprint(ids) != "[wf-2 wf-3 wf-r]" {
-			t.Errorf("compressed %v: kept %v, want the unfinished Plugin nodes and their Retry parent", compress, ids)
-		}
-		if r := got["wf-r"]; r == nil || fmt.Sprint(r.Children) != "[wf-2]" || r.Inputs != nil || r.StartedAt != startedAt {
-			t.Errorf("compressed %v: Retry parent kept as %+v", compress, r)
-		}
-		if n := got["wf-2"]; n == nil || n.ID != "wf-2" || n.Inputs == nil || len(n.Inputs.Parameters) != 1 {
-			t.Errorf("compressed %v: Plugin node kept as %+v", compress, n)
-		}
-	}
-	var none wfObject
-	if got, err := statusNodes(&none); err != nil || len(none.Status.Nodes) != 0 || len(got) != 0 {
-		t.Errorf("no nodes yet: %v %v", got, err)
-	}
-	none.Status.Nodes = json.RawMessage("null")
-	if got, err := statusNodes(&none); err != nil || len(got) != 0 {
-		t.Errorf("null nodes: %v %v", got, err)
-	}
-	none.Status.Nodes = json.RawMessage(`["x"]`)
-	if _, err := statusNodes(&none); err == nil || !strings.Contains(err.Error(), "status.nodes: not an object of nodes") {
-		t.Errorf("nodes not an object: %v", err)
-	}
-	// Past the limit of decompressed JSON: refused, saying which.
-	big := map[string]pt.Node{}
-	for i := range 100 {
-		id := fmt.Sprintf("wf-%d", i)
-		big[id] = pluginNode(id, "web", "Running")
-	}
-	obj := compressed(t, big)
-	if _, err := statusNodesLimit(obj, 4096); !readlimit.IsTooLarge(err) || !strings.Contains(err.Error(), "status.compressedNodes: larger than the 4 KiB limit") {
-		t.Errorf("over the limit: %v", err)
-	}
-	if got, err := statusNodesLimit(obj, nodesLimit); err != nil || len(got) != 100 {
-		t.Errorf("under it: %d nodes, %v", len(got), err)
 	}
 }
 
@@ -280,9 +184,9 @@ func TestOneReadAtATime(t *testing.T) {
 	k, s, release := heldServer(t)
 	waitA := startLookups(t, s, k, []string{"a"}, func(int) bool { return k.Gets() == 1 })
 	other := workflowRef{Namespace: "ns", Name: "wf-other", UID: "uid-9"}
-	_, tp := lookupTemplate(t, k, syncTemplate("a"))
+	_, node := lookupNode(t, k, syncTemplate("a"))
 	done := make(chan error)
-	go func() { _, err := s.lookup(context.Background(), other, tp, ""); done <- err }()
+	go func() { _, err := s.lookup(context.Background(), other, node); done <- err }()
 	eventually(t, "the other workflow's read sent or waiting its turn", func() bool {
 		s.reads.mu.Lock()
 		q := s.reads.byKey[wfKey{"ns", "wf-other", "uid-9"}]

@@ -1,6 +1,7 @@
 // Package plugintest drives the executor plugin in tests as Argo's agent
 // and the Kubernetes API would: a fake API server holding one Workflow
-// whose nodes the test edits, and calls of the plugin's one method.
+// whose start and nodes the test edits, and calls of the plugin's one
+// method.
 package plugintest
 
 import (
@@ -22,8 +23,11 @@ import (
 // APIToken is the plugin's ServiceAccount token the fake API accepts.
 const APIToken = "sa-token"
 
-// Node is a workflow status node as Argo writes it (the fields the plugin
-// reads).
+// StartedAt is a new Kube's Workflow's status.startedAt.
+const StartedAt = "2026-11-24T04:00:00Z"
+
+// Node is a workflow status node as Argo writes it (the plugin reads none:
+// they weigh on the Workflow it reads).
 type Node struct {
 	ID           string            `json:"id"`
 	Name         string            `json:"name"`
@@ -62,23 +66,25 @@ type Kube struct {
 
 	Namespace, Name, UID string
 
-	mu       sync.Mutex
-	nodes    map[string]*Node
-	status   int // != 0: every GET answers this status
-	gets     int
-	compress bool          // the nodes as Argo's status.compressedNodes
-	spec     any           // the Workflow's spec, for its size
-	gate     chan struct{} // != nil: a GET waits for it after taking its answer
-	cached   []byte        // the answer while nothing changed
-	cacheUID string
-	sizes    [2]int // of the last answer: compressedNodes, node JSON
-	inFlight int    // GETs being answered now
-	maxIn    int    // the most at once
+	mu        sync.Mutex
+	startedAt string
+	offloaded bool
+	nodes     map[string]*Node
+	status    int // != 0: every GET answers this status
+	gets      int
+	compress  bool          // the nodes as Argo's status.compressedNodes
+	spec      any           // the Workflow's spec, for its size
+	gate      chan struct{} // != nil: a GET waits for it after taking its answer
+	cached    []byte        // the answer while nothing changed
+	cacheUID  string
+	sizes     [2]int // of the last answer: compressedNodes, node JSON
+	inFlight  int    // GETs being answered now
+	maxIn     int    // the most at once
 }
 
 // NewKube starts the fake API with an empty Workflow ns/name of uid.
 func NewKube(t testing.TB, ns, name, uid string) *Kube {
-	k := &Kube{Namespace: ns, Name: name, UID: uid, nodes: map[string]*Node{}}
+	k := &Kube{Namespace: ns, Name: name, UID: uid, startedAt: StartedAt, nodes: map[string]*Node{}}
 	srv := httptest.NewServer(http.HandlerFunc(k.serve))
 	t.Cleanup(srv.Close)
 	k.URL = srv.URL
@@ -97,12 +103,20 @@ func (k *Kube) SetNode(n Node) {
 	k.cached = nil
 }
 
-// SetPhase changes a node's phase.
-func (k *Kube) SetPhase(id, phase string) {
+// SetStartedAt sets the Workflow's status.startedAt ("": not started
+// yet); a workflow retry sets a new one.
+func (k *Kube) SetStartedAt(at string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.nodes[id].Phase = phase
-	k.cached = nil
+	k.startedAt, k.cached = at, nil
+}
+
+// Offload serves the Workflow as Argo does once it offloaded the node
+// status to its database: no nodes, an offloadNodeStatusVersion.
+func (k *Kube) Offload() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.offloaded, k.cached = true, nil
 }
 
 // Compress serves the nodes gzipped and base64-encoded in
@@ -207,9 +221,14 @@ func (k *Kube) answer() []byte {
 		return k.cached
 	}
 	status := map[string]any{"phase": "Running"}
+	if k.startedAt != "" {
+		status["startedAt"] = k.startedAt
+	}
 	plain, _ := json.Marshal(k.nodes)
 	k.sizes = [2]int{0, len(plain)}
-	if k.compress {
+	if k.offloaded {
+		status["offloadNodeStatusVersion"] = "fnv:1234567890"
+	} else if k.compress {
 		var zipped bytes.Buffer
 		zw := gzip.NewWriter(&zipped)
 		zw.Write(plain)
@@ -232,7 +251,8 @@ func (k *Kube) answer() []byte {
 	return k.cached
 }
 
-// Template is a plugin template as the compiler emits it.
+// Template is a plugin template as the compiler emits it and Argo fills
+// it, for node "wf.NAME", attempt 0 (AtNode names another).
 func Template(name string, inputs []Param, args []string, env map[string]string) map[string]any {
 	var ev []map[string]string
 	keys := make([]string, 0, len(env))
@@ -246,9 +266,28 @@ func Template(name string, inputs []Param, args []string, env map[string]string)
 	return map[string]any{
 		"name":    name,
 		"inputs":  Inputs{Parameters: inputs},
-		"plugin":  map[string]any{"deployctl": map[string]any{"args": args, "env": ev}},
+		"plugin":  map[string]any{"deployctl": map[string]any{"args": args, "env": ev, "node": "wf." + name, "attempt": "0"}},
 		"outputs": map[string]any{"parameters": []map[string]any{{"name": "result", "valueFrom": map[string]any{"supplied": map[string]any{}}}}},
 	}
+}
+
+// AtNode is template (Template's) for node's attempt: what Argo sends for
+// them. An empty node leaves node out, as a template of an older deployctl.
+func AtNode(template map[string]any, node, attempt string) map[string]any {
+	call := map[string]any{}
+	for k, v := range template["plugin"].(map[string]any)["deployctl"].(map[string]any) {
+		call[k] = v
+	}
+	call["node"], call["attempt"] = node, attempt
+	if node == "" {
+		delete(call, "node")
+	}
+	out := map[string]any{}
+	for k, v := range template {
+		out[k] = v
+	}
+	out["plugin"] = map[string]any{"deployctl": call}
+	return out
 }
 
 // Body is the agent's request for template in the Kube's workflow.
