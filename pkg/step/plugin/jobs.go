@@ -31,7 +31,6 @@ const messageMax = 4096
 type job struct {
 	key     string
 	wf      workflowRef
-	tmpl    *template
 	call    *call
 	command string
 	prev    *step.Outcome // the outcome of the answered job this one replaced
@@ -94,7 +93,7 @@ func final(out step.Outcome) reply {
 // sync-and-wait tells the two apart by the sync id: the same id gets the
 // same answer, without running the step again; a new one runs it.
 // validate and teardown run again (both are idempotent).
-func (s *Server) start(wf workflowRef, t *template, c *call, command, label, key string, size int64) reply {
+func (s *Server) start(wf workflowRef, c *call, command, label, key string, size int64) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prevID, prev := "", (*step.Outcome)(nil)
@@ -120,7 +119,7 @@ func (s *Server) start(wf workflowRef, t *template, c *call, command, label, key
 			"the plugin already runs %d nodes (%d KiB of templates), its limit (%d nodes, %d KiB); try again later",
 			s.running, s.runningBytes>>10, s.cfg.MaxJobs, s.cfg.MaxBytes>>10)))
 	}
-	j := &job{key: key, wf: wf, tmpl: t, call: c, command: command, label: label, prev: prev, prevID: prevID, size: size, progress: "started"}
+	j := &job{key: key, wf: wf, call: c, command: command, label: label, prev: prev, prevID: prevID, size: size, progress: "started"}
 	s.jobs[key] = j
 	s.running++
 	s.runningBytes += size

@@ -218,8 +218,7 @@ func (s *Server) execute(body []byte) reply {
 	if err != nil {
 		return invalidReply(inv.Command, err)
 	}
-	t.raw, t.Plugin = nil, nil // the job keeps only what identifies its node
-	return s.start(wf, t, c, inv.Command, nodeLabel(wf, t.Name, inv), wf.UID+"/"+tk, int64(len(body)))
+	return s.start(wf, c, inv.Command, nodeLabel(wf, t.Name, inv), wf.UID+"/"+tk, int64(len(body)))
 }
 
 // invalidReply fails the node as the pod fails an invalid invocation (exit 3).

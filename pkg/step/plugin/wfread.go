@@ -16,11 +16,11 @@ import (
 //     while it runs wait for the next one, which starts when it ends, and
 //     all of them share it (one GET per round, not one per lookup);
 //   - a lookup only takes a read that started after the lookup began: a
-//     node persisted just before the lookup is seen by it, never hidden by
-//     an older answer still in flight;
-//   - one read at a time in the whole process (GET, decompression and
-//     decode: reads of different workflows queue too), and what a read
-//     keeps is only what a lookup compares (statusNodes);
+//     start (or a workflow retry's new one) persisted just before the
+//     lookup is seen by it, never hidden by an older answer still in flight;
+//   - one read at a time in the whole process (GET and decode: reads of
+//     different workflows queue too), and what a read keeps is only what a
+//     lookup needs: the Workflow's status.startedAt (identity.go);
 //   - a read is not cached past its round: the next lookup reads again.
 
 // wfKey names one Workflow; its uid is part of it, so a workflow replaced
